@@ -1,0 +1,108 @@
+"""The contract between the core and an isolation backend.
+
+A backend is small on purpose: a name, a way to say why it cannot run a
+pack, one ``run`` and ``close``. Everything around a run (routing, limits,
+the VFS, output capture, building the ``Result``, attaching partial
+results to limit errors) happens once, in ``Sandbox``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from playground.core.limits import Limits
+from playground.core.output import OutputCapture
+from playground.core.pack import Pack
+from playground.core.result import Outcome
+from playground.core.spec import Spec
+from playground.core.vfs import VFS
+
+#: Called with a human message and a fraction in [0, 1] (or -1 when unknown),
+#: e.g. while a runtime is compiled for the first time.
+ProgressCallback = Callable[[str, float], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """What the core hands a backend. Limits are merged and validated.
+
+    A backend must:
+
+    * write guest stdout/stderr only through ``output`` and stop the guest
+      when it raises ``OutputLimitExceeded`` (then let that error out);
+    * enforce ``limits.wall_time`` itself, and stop the guest and return
+      promptly when its task is cancelled;
+    * present ``vfs`` as ``/in`` (read-only), ``/work``, ``/out`` and write
+      nothing to the host filesystem;
+    * grant no network unless ``spec.net`` allows it (and refuse a policy
+      it cannot enforce, via ``supports_network``);
+    * raise limit violations as the matching ``LimitExceeded`` subclass.
+    """
+
+    pack: Pack
+    spec: Spec
+    limits: Limits
+    vfs: VFS
+    output: OutputCapture
+    stdin: bytes
+    progress: ProgressCallback | None = None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    @property
+    def name(self) -> str:
+        """Stable identifier the routing policy refers to (``"wasm"``)."""
+        ...
+
+    @property
+    def supports_network(self) -> bool:
+        """Whether this backend can enforce a ``NetPolicy``."""
+        ...
+
+    def unavailable_reason(self, pack: Pack) -> str | None:
+        """None when this backend can run ``pack`` now; else why not, in words.
+
+        Must be cheap and must not hang (cache expensive probes).
+        """
+        ...
+
+    async def run(self, request: Request) -> Outcome:
+        """Run one request to completion. See ``Request`` for the contract."""
+        ...
+
+    def close(self) -> None:
+        """Release resources. Idempotent."""
+        ...
+
+
+class MissingBackend:
+    """Stands in for a backend that could not be loaded, so routing can say why.
+
+    ``default_sandbox()`` registers one when, say, wasmtime is not installed:
+    the language table and ``BackendUnavailable`` then carry the reason
+    instead of the backend silently not existing.
+    """
+
+    supports_network = False
+
+    def __init__(self, name: str, reason: str) -> None:
+        self._name = name
+        self.reason = reason
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def unavailable_reason(self, pack: Pack) -> str | None:
+        return self.reason
+
+    async def run(self, request: Request) -> Outcome:
+        from playground.core.errors import BackendUnavailable
+
+        raise BackendUnavailable(f"{self._name} backend unavailable: {self.reason}")
+
+    def close(self) -> None:
+        return None

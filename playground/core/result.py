@@ -1,0 +1,65 @@
+"""What a run produced: ``Result``, ``Usage``, the backend's ``Outcome``, ``NetLogEntry``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetLogEntry:
+    """One outbound request the guest made, allowed or denied."""
+
+    timestamp: float
+    method: str
+    url: str
+    status_code: int = 0
+    bytes_transferred: int = 0
+    duration: float = 0.0
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Resources one execution consumed. Wall time in seconds, sizes in bytes.
+
+    ``peak_memory`` is 0 when the backend cannot measure it.
+    """
+
+    wall: float = 0.0
+    peak_memory: int = 0
+    fs_bytes: int = 0
+    fs_files: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """What a backend reports about a run that ended without a limit error."""
+
+    exit_code: int
+    peak_memory: int = 0
+    net_log: tuple[NetLogEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """What an execution produced.
+
+    ``stdout`` and ``stderr`` together are capped by ``Limits.max_output``
+    (``truncated`` says the cap cut them). ``files`` maps paths relative to
+    ``/out`` to their bytes. A non-zero ``exit_code`` is not an error.
+    """
+
+    stdout: bytes = b""
+    stderr: bytes = b""
+    truncated: bool = False
+    exit_code: int = 0
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    backend: str = ""
+    restarted: bool = False
+    net_log: tuple[NetLogEntry, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", MappingProxyType(dict(self.files)))

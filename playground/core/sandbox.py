@@ -1,0 +1,258 @@
+"""``Sandbox``: routes a ``Spec`` to a backend and turns what happened into a ``Result``.
+
+This is the one boundary where context is added: limits are merged and
+validated, a fresh VFS and output capture are built for every run, the
+policy picks the backend, and limit errors get their partial ``.result``.
+Nothing is shared between runs, so one ``Sandbox`` serves many concurrent
+runs safely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from playground.core.backend import Backend, ProgressCallback, Request
+from playground.core.errors import (
+    BackendUnavailable,
+    FSQuotaExceeded,
+    InvalidPack,
+    LimitExceeded,
+    OutputLimitExceeded,
+    UnknownLanguage,
+    Unsupported,
+)
+from playground.core.limits import DEFAULT_LIMITS, Limits
+from playground.core.output import OutputCapture, OutputListener
+from playground.core.pack import Pack, validate_packs
+from playground.core.policy import PREFER_WASM, Policy
+from playground.core.result import Outcome, Result, Usage
+from playground.core.spec import Spec
+from playground.core.vfs import VFS, VFSError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LanguageStatus:
+    """Where a language would run now, and why each other backend would not."""
+
+    pack: Pack
+    backend: str | None
+    reasons: Mapping[str, str]
+
+
+class Sandbox:
+    """Runs code through registered backends. Safe for concurrent use.
+
+    Construction validates every pack and the default limits, so a
+    misconfiguration fails at start-up rather than during a run.
+
+    Raises:
+        InvalidPack: a malformed pack, or two packs claiming one name.
+        InvalidLimits: ``default_limits`` do not validate after merging.
+    """
+
+    def __init__(
+        self,
+        *,
+        backends: Iterable[Backend] = (),
+        packs: Iterable[Pack] = (),
+        policy: Policy = PREFER_WASM,
+        default_limits: Limits | None = None,
+    ) -> None:
+        self._packs = tuple(packs)
+        self._by_name = validate_packs(self._packs)
+        self._by_ext = {ext: p for p in self._packs for ext in p.extensions}
+        self._backends: dict[str, Backend] = {}
+        for backend in backends:
+            if backend.name in self._backends:
+                raise InvalidPack(f"two backends are named {backend.name!r}")
+            self._backends[backend.name] = backend
+        self.policy = policy
+        self.default_limits = DEFAULT_LIMITS.merged(default_limits).validate()
+
+    # -- lookup -------------------------------------------------------------
+
+    @property
+    def packs(self) -> tuple[Pack, ...]:
+        return self._packs
+
+    @property
+    def backends(self) -> Mapping[str, Backend]:
+        return dict(self._backends)
+
+    def languages(self) -> list[str]:
+        """Canonical names of all registered packs, sorted."""
+        return sorted(p.name for p in self._packs)
+
+    def pack(self, lang: str) -> Pack:
+        """Find a pack by name or alias (case-insensitive).
+
+        Raises:
+            UnknownLanguage: nothing matches; the message lists what exists.
+        """
+        pack = self._by_name.get(lang.strip().lower())
+        if pack is None:
+            raise UnknownLanguage(f"unknown language {lang!r}; known: {', '.join(self.languages())}")
+        return pack
+
+    def pack_for_file(self, filename: str) -> Pack:
+        """Find a pack by a file's extension (``app.ts`` -> typescript).
+
+        Raises:
+            UnknownLanguage: the extension belongs to no pack.
+        """
+        suffix = PurePath(filename).suffix.lower()
+        pack = self._by_ext.get(suffix)
+        if pack is None:
+            known = ", ".join(sorted(self._by_ext))
+            raise UnknownLanguage(f"no language for extension {suffix or '(none)'!r} of {filename!r}; known: {known}")
+        return pack
+
+    def status(self, lang: str) -> LanguageStatus:
+        """Which backend the policy would pick for ``lang`` now, and why not the others."""
+        pack = self.pack(lang)
+        chosen, reasons = self._route(pack, needs_network=False)
+        return LanguageStatus(pack=pack, backend=chosen.name if chosen else None, reasons=reasons)
+
+    def _route(self, pack: Pack, *, needs_network: bool) -> tuple[Backend | None, dict[str, str]]:
+        reasons: dict[str, str] = {}
+        for name in self.policy.order:
+            backend = self._backends.get(name)
+            if backend is None:
+                reasons[name] = "backend not registered"
+                continue
+            reason = backend.unavailable_reason(pack)
+            if reason is None and needs_network and not backend.supports_network:
+                reason = "cannot enforce a network policy"
+            if reason is None:
+                return backend, reasons
+            reasons[name] = reason
+        return None, reasons
+
+    def select_backend(self, pack: Pack, *, needs_network: bool = False) -> Backend:
+        """The backend the policy picks for ``pack``.
+
+        Raises:
+            Unsupported: only a network policy stood in the way.
+            BackendUnavailable: no permitted backend can run the pack; the
+                message names the language, the policy and each reason.
+        """
+        backend, reasons = self._route(pack, needs_network=needs_network)
+        if backend is not None:
+            return backend
+        detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+        if needs_network and all(why == "cannot enforce a network policy" for why in reasons.values()):
+            raise Unsupported(
+                f"{pack.name}: no backend allowed by {self.policy} can enforce a network policy ({detail})"
+            )
+        raise BackendUnavailable(f"cannot run {pack.name} under policy {self.policy}: {detail}")
+
+    # -- running ------------------------------------------------------------
+
+    def resolve_limits(self, overrides: Limits | None) -> Limits:
+        """Sandbox defaults with ``overrides`` merged in, validated."""
+        return self.default_limits.merged(overrides).validate()
+
+    async def run(
+        self,
+        spec: Spec,
+        *,
+        on_output: OutputListener | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Result:
+        """Run ``spec`` once and return what it produced.
+
+        A non-zero guest exit code is not an error. ``on_output`` sees the
+        output as it is captured (on the guest's thread); ``on_progress``
+        hears about slow one-time work such as a first compile.
+
+        Cancellation: cancelling the awaiting task stops the guest; the
+        backend waits for its worker before the ``CancelledError`` leaves.
+
+        Raises:
+            LimitExceeded: one of its four subclasses, with ``.result`` set
+                to what was captured before the limit tripped.
+            UnknownLanguage, InvalidLimits, BackendUnavailable, Unsupported.
+        """
+        pack = self.pack(spec.lang)
+        limits = self.resolve_limits(spec.limits)
+        backend = self.select_backend(pack, needs_network=spec.net is not None)
+        vfs = VFS(fs_quota=_opt_int(limits.get("fs_quota")), max_files=_opt_int(limits.get("max_files")))
+        output = OutputCapture(_opt_int(limits.get("max_output")), on_output)
+        started = time.monotonic()
+
+        def result_of(outcome: Outcome | None) -> Result:
+            return Result(
+                stdout=output.stdout(),
+                stderr=output.stderr(),
+                truncated=output.truncated,
+                exit_code=outcome.exit_code if outcome else -1,
+                files=vfs.collect_out(),
+                usage=Usage(
+                    wall=time.monotonic() - started,
+                    peak_memory=outcome.peak_memory if outcome else 0,
+                    fs_bytes=vfs.bytes_used,
+                    fs_files=vfs.nodes_used,
+                ),
+                backend=backend.name,
+                net_log=outcome.net_log if outcome else (),
+            )
+
+        try:
+            vfs.seed_inputs(spec.files)
+        except VFSError as exc:
+            raise FSQuotaExceeded(f"input files do not fit: {exc.strerror}", result=result_of(None)) from None
+
+        request = Request(
+            pack=pack, spec=spec, limits=limits, vfs=vfs, output=output,
+            stdin=spec.stdin_bytes, progress=on_progress,
+        )
+        try:
+            outcome = await backend.run(request)
+        except LimitExceeded as exc:
+            if exc.result is None:
+                exc.result = result_of(None)
+            raise
+
+        result = result_of(outcome)
+        if output.truncated:
+            raise OutputLimitExceeded(f"output limit of {limits.max_output} bytes exceeded", result=result)
+        if vfs.quota_hit:
+            raise FSQuotaExceeded(
+                f"filesystem quota exceeded ({limits.fs_quota} bytes, {limits.max_files} files)", result=result
+            )
+        return result
+
+    def run_sync(self, spec: Spec) -> Result:
+        """Blocking ``run`` for scripts. Not for use inside a running event loop.
+
+        Raises:
+            RuntimeError: called from a thread that runs an asyncio loop.
+            Everything ``run`` raises.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(spec))
+        raise RuntimeError("run_sync() called inside a running event loop; use 'await sandbox.run(spec)'")
+
+    def close(self) -> None:
+        """Close every backend. Idempotent."""
+        for backend in self._backends.values():
+            backend.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _opt_int(value: int | float | None) -> int | None:
+    return None if value is None else int(value)

@@ -1,0 +1,68 @@
+"""An in-process backend for unit tests of the core's routing and bookkeeping only.
+
+It runs a handler function instead of a guest, so tests can script exactly
+what a "guest" does: print, write files, sleep, exceed a limit. Everything a
+user runs for real is tested against the real backends elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+
+from playground.core import Outcome, Pack, Request, TimeLimitExceeded
+
+Handler = Callable[[Request], Outcome | Awaitable[Outcome]]
+
+
+def echo_handler(request: Request) -> Outcome:
+    """Prints the code to stdout, stdin to stderr, exits with len(args)."""
+    request.output.write_stdout(request.spec.code_bytes)
+    if request.stdin:
+        request.output.write_stderr(request.stdin)
+    return Outcome(exit_code=len(request.spec.args))
+
+
+class FakeBackend:
+    """Runs ``handler(request)`` as if it were a guest; honours wall time."""
+
+    def __init__(
+        self,
+        name: str = "fake",
+        handler: Handler = echo_handler,
+        *,
+        refuse: Callable[[Pack], str | None] | None = None,
+        supports_network: bool = False,
+    ) -> None:
+        self._name = name
+        self.handler = handler
+        self.refuse = refuse
+        self.supports_network = supports_network
+        self.runs: list[Request] = []
+        self.closed = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def unavailable_reason(self, pack: Pack) -> str | None:
+        return self.refuse(pack) if self.refuse else None
+
+    async def run(self, request: Request) -> Outcome:
+        self.runs.append(request)
+        wall = request.limits.get("wall_time")
+
+        async def call() -> Outcome:
+            value = self.handler(request)
+            if inspect.isawaitable(value):
+                return await value
+            return value
+
+        try:
+            return await asyncio.wait_for(call(), wall)
+        except TimeoutError:
+            raise TimeLimitExceeded(f"wall-time limit of {wall}s exceeded") from None
+
+    def close(self) -> None:
+        self.closed += 1

@@ -1,0 +1,284 @@
+import errno
+
+import pytest
+
+from playground.core import VFS, InvalidSpec, VFSError, clean_key
+from playground.core.vfs import Dir, File
+
+
+def make(quota: int | None = 1000, files: int | None = 20) -> VFS:
+    return VFS(fs_quota=quota, max_files=files)
+
+
+def work(v: VFS) -> Dir:
+    node = v.lookup("/work")
+    assert isinstance(node, Dir)
+    return node
+
+
+# -- caller keys -------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "", "/etc/passwd", "\\windows", "../x", "a/../../x", "a/..", "..", ".", "./a", "a/./b",
+        "a//b", "a/", "a\x00b", "C:evil", "c:/x", "C:\\x", "a\\b", "CON", "nul.txt", "LPT1", "com9.log",
+        "dir/aux", "stream:zone", "trailing.", "trailing ", "x" * 300, "ctl\x01char",
+    ],
+)
+def test_clean_key_rejects(key: str) -> None:
+    with pytest.raises(InvalidSpec):
+        clean_key(key)
+
+
+@pytest.mark.parametrize("key", ["a", "a/b/c.txt", "data.csv", ".hidden", "con_fig", "名前.txt", "a..b"])
+def test_clean_key_accepts(key: str) -> None:
+    assert "/".join(clean_key(key)) == key
+
+
+def test_clean_key_rejects_non_strings() -> None:
+    with pytest.raises(InvalidSpec):
+        clean_key(b"bytes")  # type: ignore[arg-type]
+
+
+# -- guest paths -------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "path", ["/..", "/../etc/passwd", "/in/../../etc/passwd", "/work/../../../../x", "/work/a/../../../b"]
+)
+def test_dotdot_cannot_escape_the_root(path: str) -> None:
+    v = make()
+    v.write_file("/work/a/f", b"")
+    with pytest.raises(VFSError) as info:
+        v.walk(v.root, path)
+    assert info.value.errno == errno.EPERM
+
+
+def test_dotdot_is_clamped_at_the_preopen_floor() -> None:
+    v = make()
+    w = work(v)
+    with pytest.raises(VFSError) as info:
+        v.walk(w, "../in", floor=w)
+    assert info.value.errno == errno.EPERM
+    with pytest.raises(VFSError):
+        v.walk(w, "sub/../../out", floor=w)
+
+
+def test_dotdot_inside_stays_inside() -> None:
+    v = make()
+    v.write_file("/work/a/b/f.txt", b"hi")
+    assert v.walk(work(v), "a/b/../b/./f.txt").__class__ is File
+    assert v.read_file("/work/a/../a/b/f.txt") == b"hi"
+
+
+def test_host_paths_do_not_exist() -> None:
+    v = make()
+    for path in ("/etc/passwd", "/proc/self/environ", "/root", "/home"):
+        with pytest.raises(VFSError) as info:
+            v.lookup(path)
+        assert info.value.errno == errno.ENOENT
+
+
+def test_nul_in_guest_path() -> None:
+    v = make()
+    with pytest.raises(VFSError) as info:
+        v.walk(v.root, "/work/a\x00/etc")
+    assert info.value.errno == errno.EINVAL
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", ".", "", "x\x00", "a\\b", "n" * 256])
+def test_guest_cannot_create_bad_names(name: str) -> None:
+    v = make()
+    with pytest.raises(VFSError):
+        v.create_file(work(v), name)
+    with pytest.raises(VFSError):
+        v.mkdir(work(v), name)
+    assert v.listdir("/work") == []
+
+
+# -- /in is read-only ----------------------------------------------------------
+
+def test_in_is_read_only_for_every_operation() -> None:
+    v = make()
+    v.seed_inputs({"data.txt": b"secret", "sub/x.txt": b"x"})
+    inbox = v.lookup("/in")
+    sub = v.lookup("/in/sub")
+    data = v.lookup("/in/data.txt")
+    assert isinstance(inbox, Dir) and isinstance(sub, Dir) and isinstance(data, File)
+    attempts = [
+        lambda: v.create_file(inbox, "new"),
+        lambda: v.create_file(sub, "new"),
+        lambda: v.mkdir(inbox, "d"),
+        lambda: v.write(data, 0, b"X"),
+        lambda: v.write(data, 6, b"more"),
+        lambda: v.truncate(data, 0),
+        lambda: v.unlink(inbox, "data.txt"),
+        lambda: v.rmdir(inbox, "sub"),
+        lambda: v.rename(inbox, "data.txt", work(v), "stolen"),
+        lambda: v.rename(work(v), "x", inbox, "data.txt"),
+        lambda: v.write_file("/in/data.txt", b"overwrite"),
+        lambda: v.write_file("/in/fresh.txt", b"new"),
+    ]
+    v.write_file("/work/x", b"replacement")
+    for attempt in attempts:
+        with pytest.raises(VFSError):
+            attempt()
+    assert v.read_file("/in/data.txt") == b"secret"
+    assert v.listdir("/in") == ["data.txt", "sub"]
+    assert v.read_file("/work/x") == b"replacement"
+
+
+def test_base_dirs_cannot_be_removed_or_renamed() -> None:
+    v = make()
+    for name in ("in", "work", "out"):
+        with pytest.raises(VFSError):
+            v.rmdir(v.root, name)
+        with pytest.raises(VFSError):
+            v.rename(v.root, name, work(v), "moved")
+    out = v.lookup("/out")
+    assert isinstance(out, Dir)
+    v.write_file("/work/d/f", b"1")
+    with pytest.raises(VFSError):
+        v.rename(work(v), "d", v.root, "out")  # replace /out by a directory
+    with pytest.raises(VFSError):
+        v.create_file(v.root, "etc")  # nothing new at the root
+    assert sorted(v.root.children) == ["in", "out", "work"]
+
+
+def test_rename_out_of_out_stays_inside_the_tree() -> None:
+    v = make()
+    v.write_file("/out/result.txt", b"r")
+    out = v.lookup("/out")
+    assert isinstance(out, Dir)
+    with pytest.raises(VFSError):
+        v.rename(out, "result.txt", out, "../../etc/passwd")
+    v.rename(out, "result.txt", work(v), "moved.txt")
+    assert v.collect_out() == {}
+    assert v.read_file("/work/moved.txt") == b"r"
+
+
+def test_directory_cannot_move_into_itself() -> None:
+    v = make()
+    v.write_file("/work/a/b/f", b"")
+    a = v.lookup("/work/a")
+    b = v.lookup("/work/a/b")
+    assert isinstance(a, Dir) and isinstance(b, Dir)
+    with pytest.raises(VFSError) as info:
+        v.rename(work(v), "a", b, "a")
+    assert info.value.errno == errno.EINVAL
+
+
+# -- quotas ----------------------------------------------------------------
+
+def snapshot(v: VFS) -> tuple[int, int, dict[str, bytes]]:
+    work_files = {p: bytes(f.data) for p, f in v.iter_files(v.root)}
+    return v.bytes_used, v.nodes_used, work_files
+
+
+def test_one_big_write_over_quota_leaves_fs_unchanged() -> None:
+    v = make(quota=100)
+    f = v.write_file("/work/a", b"x" * 60)
+    before = snapshot(v)
+    with pytest.raises(VFSError) as info:
+        v.write(f, 60, b"y" * 41)
+    assert info.value.errno == errno.EDQUOT
+    assert snapshot(v) == before
+    assert v.quota_hit
+    v.write(f, 60, b"y" * 40)  # exactly at the quota is fine
+    assert v.bytes_used == 100
+
+
+def test_quota_by_many_small_files() -> None:
+    v = make(quota=50, files=1000)
+    written = 0
+    with pytest.raises(VFSError) as info:
+        for i in range(100):
+            v.write_file(f"/work/f{i}", b"12345")
+            written += 1
+    assert info.value.errno == errno.EDQUOT
+    assert written == 10
+    assert v.bytes_used == 50
+
+
+def test_file_count_limit_counts_base_dirs_and_directories() -> None:
+    v = make(quota=None, files=6)
+    assert v.nodes_used == 3
+    v.mkdir(work(v), "d")
+    v.create_file(work(v), "a")
+    v.create_file(work(v), "b")
+    before = snapshot(v)
+    with pytest.raises(VFSError) as info:
+        v.create_file(work(v), "c")
+    assert info.value.errno == errno.EDQUOT
+    with pytest.raises(VFSError):
+        v.mkdir(work(v), "e")
+    assert snapshot(v) == before
+    v.unlink(work(v), "a")
+    v.create_file(work(v), "c")  # deleting frees a slot
+
+
+def test_sparse_write_counts_the_hole() -> None:
+    v = make(quota=1000)
+    f = v.write_file("/work/sparse", b"")
+    with pytest.raises(VFSError):
+        v.write(f, 10_000, b"x")
+    assert f.size == 0
+    v.write(f, 500, b"x")
+    assert f.size == 501 and v.bytes_used == 501
+
+
+def test_truncate_grow_is_under_quota_and_shrink_frees() -> None:
+    v = make(quota=100)
+    f = v.write_file("/work/t", b"x" * 10)
+    with pytest.raises(VFSError):
+        v.truncate(f, 101)
+    assert f.size == 10
+    v.truncate(f, 100)
+    v.truncate(f, 0)
+    assert v.bytes_used == 0
+
+
+def test_overwrite_via_rename_frees_the_target() -> None:
+    v = make(quota=100, files=10)
+    v.write_file("/work/a", b"a" * 40)
+    v.write_file("/work/b", b"b" * 50)
+    v.rename(work(v), "a", work(v), "b")
+    assert v.bytes_used == 40
+    assert v.nodes_used == 4
+    assert v.read_file("/work/b") == b"a" * 40
+
+
+def test_inputs_count_against_the_quota() -> None:
+    v = make(quota=10)
+    with pytest.raises(VFSError):
+        v.seed_inputs({"big": b"x" * 11})
+    v2 = make(quota=10)
+    v2.seed_inputs({"ok": b"x" * 10})
+    with pytest.raises(VFSError):
+        v2.write_file("/work/one", b"1")
+
+
+def test_input_key_conflicts_are_refused() -> None:
+    v = make()
+    with pytest.raises(InvalidSpec):
+        v.seed_inputs({"a": b"file", "a/b": b"needs a dir"})
+
+
+def test_no_links_can_exist() -> None:
+    v = make()
+    assert not hasattr(v, "symlink") and not hasattr(v, "link")
+
+
+def test_collect_out() -> None:
+    v = make()
+    v.write_file("/out/a.txt", b"A")
+    v.write_file("/out/sub/b.bin", b"\x00\x01")
+    v.write_file("/work/c", b"not collected")
+    assert v.collect_out() == {"a.txt": b"A", "sub/b.bin": b"\x00\x01"}
+
+
+def test_unlimited_quota() -> None:
+    v = make(quota=None, files=None)
+    for i in range(300):
+        v.write_file(f"/work/{i}", b"x" * 1000)
+    assert v.bytes_used == 300_000
