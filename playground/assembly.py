@@ -25,7 +25,7 @@ def load_backends() -> list[Backend]:
         backends.append(MissingBackend("wasm", f"cannot import the Wasm backend ({exc}); pip install wasmtime"))
     else:
         backends.append(WasmBackend())
-    backends.append(MissingBackend("docker", "the Docker backend is not part of this build yet"))
+    backends.append(MissingBackend("docker", "the Docker backend is not part of this build yet", required=False))
     return backends
 
 

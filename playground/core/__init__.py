@@ -4,7 +4,7 @@ Everything a caller needs is re-exported here; the modules behind it are
 implementation detail.
 """
 
-from playground.core.backend import Backend, MissingBackend, ProgressCallback, Request
+from playground.core.backend import Backend, Diagnosable, Diagnostic, MissingBackend, ProgressCallback, Request
 from playground.core.errors import (
     BackendUnavailable,
     FSQuotaExceeded,
@@ -47,6 +47,8 @@ __all__ = [
     "Backend",
     "BackendUnavailable",
     "Capabilities",
+    "Diagnosable",
+    "Diagnostic",
     "DockerSpec",
     "FSQuotaExceeded",
     "InvalidLimits",

@@ -50,6 +50,25 @@ class Request:
     progress: ProgressCallback | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    """One line of ``playground doctor``: what was checked, whether it is fine, how to fix it."""
+
+    name: str
+    ok: bool
+    detail: str
+    hint: str = ""
+    #: An optional part (the Docker tier) that is missing warns; it does not fail ``doctor``.
+    required: bool = True
+
+
+@runtime_checkable
+class Diagnosable(Protocol):
+    """Optional backend extension: report on its own health for ``playground doctor``."""
+
+    def diagnostics(self) -> list[Diagnostic]: ...
+
+
 @runtime_checkable
 class Backend(Protocol):
     @property
@@ -88,9 +107,10 @@ class MissingBackend:
 
     supports_network = False
 
-    def __init__(self, name: str, reason: str) -> None:
+    def __init__(self, name: str, reason: str, *, required: bool = True) -> None:
         self._name = name
         self.reason = reason
+        self.required = required
 
     @property
     def name(self) -> str:
@@ -106,3 +126,6 @@ class MissingBackend:
 
     def close(self) -> None:
         return None
+
+    def diagnostics(self) -> list[Diagnostic]:
+        return [Diagnostic(name=f"{self._name} backend", ok=False, detail=self.reason, required=self.required)]

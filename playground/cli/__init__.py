@@ -1,0 +1,72 @@
+"""``playground``: run | repl | serve | doctor | mcp | languages | gui.
+
+Only the CLI prints. Every sub-command gets a factory for the ``Sandbox``
+it uses, so tests can hand it one with a fake backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from playground.cli import exitcodes, info_cmd, run_cmd
+from playground.core import Policy, Sandbox
+
+SandboxFactory = Callable[[Policy], Sandbox]
+
+#: Sub-commands that later work fills in; until then they say so plainly.
+NOT_YET = {
+    "repl": "interactive REPL sessions",
+    "serve": "serving guest web services through the proxy",
+    "mcp": "the MCP server for AI agents",
+    "gui": "the desktop window",
+}
+
+
+def _default_factory(policy: Policy) -> Sandbox:
+    from playground.assembly import default_sandbox
+
+    return default_sandbox(policy=policy)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="playground",
+        description="Run untrusted or AI-generated code without it touching your machine.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the sandbox does")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run_cmd.add_parser(sub)
+    info_cmd.add_parsers(sub)
+    for name, what in NOT_YET.items():
+        p = sub.add_parser(name, help=f"{what} (not available in this version yet)")
+        p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        p.set_defaults(handler=_not_yet, what=what)
+    return parser
+
+
+def _not_yet(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
+    print(
+        f"playground {args.command} ({args.what}) is not available in this version yet. "
+        "Available now: run, languages, doctor.",
+        file=sys.stderr,
+    )
+    return exitcodes.USAGE
+
+
+def main(argv: Sequence[str] | None = None, *, make_sandbox: SandboxFactory | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    if args.command is None:
+        args.command = "gui"
+        args.what = NOT_YET["gui"]
+        args.handler = _not_yet
+    handler: Callable[[argparse.Namespace, SandboxFactory], int] = args.handler
+    return handler(args, make_sandbox or _default_factory)
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""``playground run``: run one program in the sandbox, stream its output, exit with its code."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from playground.cli import exitcodes
+from playground.cli.outdir import write_out_files
+from playground.core import (
+    DOCKER_ONLY,
+    PREFER_WASM,
+    WASM_ONLY,
+    LimitExceeded,
+    Limits,
+    Pack,
+    Policy,
+    Result,
+    Sandbox,
+    SandboxError,
+    Spec,
+    Stream,
+    clean_key,
+    parse_duration,
+    parse_size,
+)
+
+SandboxFactory = Callable[[Policy], Sandbox]
+
+POLICIES = {"prefer-wasm": PREFER_WASM, "wasm-only": WASM_ONLY, "docker-only": DOCKER_ONLY}
+#: Piped stdin is read whole before the run; more than this is refused.
+MAX_STDIN = 64 << 20
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a program in the sandbox",
+        description="Run FILE (or -e CODE) in the sandbox. The exit code is the program's; "
+        "when a limit stops it, 121 memory, 122 output, 123 filesystem quota, 124 time, "
+        "120 when it could not run at all.",
+    )
+    p.add_argument("file", nargs="?", help="program to run (its extension picks the language)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program (after the file)")
+    p.add_argument("-e", "--eval", dest="code", metavar="CODE", help="run CODE instead of a file")
+    p.add_argument("-l", "--lang", help="language (name, alias); required with -e")
+    p.add_argument("--timeout", type=_duration, help="wall-time limit, e.g. 5s, 500ms (default 10s)")
+    p.add_argument("--cpu", type=_duration, help="CPU-time limit (best effort on Wasm)")
+    p.add_argument("--mem", type=_size, help="memory limit, e.g. 64M (default 128M)")
+    p.add_argument("--max-output", type=_size, help="stdout+stderr cap, e.g. 1M (default 1M)")
+    p.add_argument("--fs-quota", type=_size, help="virtual filesystem quota (default 16M)")
+    p.add_argument("--max-files", type=int, help="files+dirs in the virtual filesystem (default 256)")
+    p.add_argument("--in", dest="inputs", action="append", default=[], metavar="[NAME=]PATH",
+                   help="copy a host file read-only into /in (repeatable)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="write the files the program left in /out to DIR")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment variable for the program (nothing is inherited)")
+    p.add_argument("--policy", choices=sorted(POLICIES), default="prefer-wasm", help="which backends may run it")
+    p.set_defaults(handler=run_command)
+
+
+def _duration(text: str) -> float | object:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _size(text: str) -> int | object:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
+    if args.code is not None:
+        if args.file is not None:
+            args.args = [args.file, *args.args]
+        if not args.lang:
+            raise UsageError("-e needs --lang")
+        code: str | bytes = args.code
+        lang = args.lang
+    elif args.file is not None:
+        path = Path(args.file)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        pack = sandbox.pack(args.lang) if args.lang else sandbox.pack_for_file(path.name)
+        lang = pack.name
+        if _takes_module_bytes(pack):
+            code = raw
+        else:
+            try:
+                code = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UsageError(f"{path} is not UTF-8 text") from None
+    else:
+        raise UsageError("give a FILE to run, or -e CODE with --lang")
+    args_list = list(args.args)
+    if args_list[:1] == ["--"]:
+        args_list = args_list[1:]
+    return Spec(
+        lang=lang,
+        code=code,
+        args=args_list,
+        env=_parse_env(args.env),
+        stdin=_read_stdin(),
+        files=_read_inputs(args.inputs),
+        limits=Limits(
+            wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
+            fs_quota=args.fs_quota, max_files=args.max_files,
+        ),
+    )
+
+
+def _takes_module_bytes(pack: Pack) -> bool:
+    """The ``wasm`` pack runs the user's module itself: its file is bytes, not text."""
+    return pack.wasm is not None and pack.wasm.module is None
+
+
+def _parse_env(pairs: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env wants KEY=VALUE, got {pair!r}")
+        env[key] = value
+    return env
+
+
+def _read_inputs(items: list[str]) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for item in items:
+        name, sep, path_text = item.partition("=")
+        path = Path(path_text if sep else item)
+        key = name if sep else path.name
+        clean_key(key)
+        try:
+            files[key] = path.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"--in {item}: {exc.strerror}") from None
+    return files
+
+
+def _read_stdin() -> bytes | None:
+    stream = sys.stdin
+    if stream is None or stream.closed:
+        return None
+    try:
+        if stream.isatty():
+            return None
+        data = stream.buffer.read(MAX_STDIN + 1)
+    except (OSError, ValueError):
+        return None
+    if len(data) > MAX_STDIN:
+        raise UsageError(f"piped stdin is larger than {MAX_STDIN >> 20} MiB")
+    return data
+
+
+def _stream_output(stream: Stream, data: bytes) -> None:
+    target = sys.stdout if stream is Stream.STDOUT else sys.stderr
+    target.buffer.write(data)
+    target.flush()
+
+
+def _progress(message: str, fraction: float) -> None:
+    suffix = f" {fraction:.0%}" if fraction >= 0 else ""
+    print(f"playground: {message}{suffix}", file=sys.stderr, flush=True)
+
+
+def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
+    sandbox = make_sandbox(POLICIES[args.policy])
+    try:
+        try:
+            spec = build_spec(args, sandbox)
+        except UsageError as exc:
+            print(f"playground run: {exc}", file=sys.stderr)
+            return exitcodes.USAGE
+        except SandboxError as exc:
+            print(f"playground: {exc}", file=sys.stderr)
+            return exitcodes.SANDBOX_ERROR
+        try:
+            result = asyncio.run(sandbox.run(spec, on_output=_stream_output, on_progress=_progress))
+        except LimitExceeded as exc:
+            if exc.result is not None:
+                _save_out(args.out, exc.result)
+            print(f"playground: stopped, {exc} [limit: {exc.limit}]", file=sys.stderr)
+            return exitcodes.for_limit(exc)
+        except SandboxError as exc:
+            print(f"playground: {exc}", file=sys.stderr)
+            return exitcodes.SANDBOX_ERROR
+        except KeyboardInterrupt:
+            print("playground: interrupted", file=sys.stderr)
+            return exitcodes.INTERRUPTED
+        _save_out(args.out, result)
+        return result.exit_code & 0xFF if result.exit_code >= 0 else exitcodes.SANDBOX_ERROR
+    finally:
+        sandbox.close()
+
+
+def _save_out(target: Path | None, result: Result) -> None:
+    if target is None or not result.files:
+        return
+    written, refused = write_out_files(target, result.files)
+    print(f"playground: wrote {len(written)} file(s) from /out to {target}", file=sys.stderr)
+    for reason in refused:
+        print(f"playground: refused /out file {reason}", file=sys.stderr)

@@ -1,0 +1,188 @@
+"""The CLI end to end, in process, against the fake backend."""
+
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from playground.cli import exitcodes, main
+from playground.core import Outcome, Pack, Policy, Request, Sandbox, WasmSpec
+from tests.fake_backend import FakeBackend
+
+TEXT = Pack(name="text", aliases=("txt",), extensions=(".txt",), wasm=WasmSpec(module=None))
+
+
+def guest(req: Request) -> Outcome:
+    """A scripted guest: the code is a tiny command language."""
+    code = req.spec.code_bytes.decode()
+    for line in code.splitlines():
+        cmd, _, rest = line.partition(" ")
+        if cmd == "print":
+            req.output.write_stdout(rest.encode() + b"\n")
+        elif cmd == "eprint":
+            req.output.write_stderr(rest.encode() + b"\n")
+        elif cmd == "args":
+            req.output.write_stdout(" ".join(req.spec.args).encode() + b"\n")
+        elif cmd == "env":
+            req.output.write_stdout(repr(sorted(req.spec.env.items())).encode() + b"\n")
+        elif cmd == "cat":
+            req.output.write_stdout(req.vfs.read_file(rest))
+        elif cmd == "stdin":
+            req.output.write_stdout(req.stdin)
+        elif cmd == "out":
+            name, _, data = rest.partition(" ")
+            req.vfs.write_file("/out/" + name, data.encode())
+        elif cmd == "flood":
+            while True:
+                req.output.write_stdout(b"z" * 4096)
+        elif cmd == "exit":
+            return Outcome(exit_code=int(rest))
+    return Outcome(exit_code=0)
+
+
+@pytest.fixture
+def backend() -> FakeBackend:
+    return FakeBackend("wasm", guest)
+
+
+@pytest.fixture
+def cli(backend: FakeBackend, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+
+    def factory(policy: Policy) -> Sandbox:
+        return Sandbox(backends=[backend], packs=[TEXT], policy=policy)
+
+    def run(*argv: str) -> int:
+        return main(list(argv), make_sandbox=factory)
+
+    return run
+
+
+def test_run_file_streams_output_and_returns_exit_code(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    prog = tmp_path / "prog.txt"
+    prog.write_text("print hello\neprint warn\nargs\nexit 7\n")
+    assert cli("run", str(prog), "a", "b") == 7
+    out, err = capfd.readouterr()
+    assert out == "hello\na b\n"
+    assert "warn" in err
+
+
+def test_args_after_double_dash(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    prog = tmp_path / "p.txt"
+    prog.write_text("args\n")
+    assert cli("run", str(prog), "--", "--not-an-option", "x") == 0
+    assert capfd.readouterr().out == "--not-an-option x\n"
+
+
+def test_eval_needs_lang(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli("run", "-e", "print hi") == exitcodes.USAGE
+    assert "--lang" in capfd.readouterr().err
+    assert cli("run", "-e", "print hi", "--lang", "TXT") == 0
+    assert capfd.readouterr().out == "hi\n"
+
+
+def test_limits_are_parsed_and_passed(cli, backend: FakeBackend) -> None:  # type: ignore[no-untyped-def]
+    assert cli("run", "-e", "print x", "-l", "txt", "--timeout", "500ms", "--mem", "64M", "--max-output", "2K",
+               "--fs-quota", "1M", "--max-files", "9", "--cpu", "2s") == 0
+    limits = backend.runs[-1].limits
+    assert (limits.wall_time, limits.memory, limits.max_output, limits.fs_quota, limits.max_files, limits.cpu_time) \
+        == (0.5, 64 << 20, 2048, 1 << 20, 9, 2.0)
+
+
+def test_bad_limit_is_a_usage_error(cli, capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as info:
+        cli("run", "-e", "x", "-l", "txt", "--mem", "lots")
+    assert info.value.code == 2
+    assert "not a size" in capsys.readouterr().err
+
+
+def test_invalid_limit_value_is_a_sandbox_error(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli("run", "-e", "x", "-l", "txt", "--max-files", "0") == exitcodes.SANDBOX_ERROR
+    assert "max_files" in capfd.readouterr().err
+
+
+def test_output_limit_has_its_own_exit_code_and_one_line_reason(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli("run", "-e", "flood", "-l", "txt", "--max-output", "10K") == exitcodes.OUTPUT_LIMIT
+    out, err = capfd.readouterr()
+    assert len(out) == 10 * 1024
+    reason = [line for line in err.splitlines() if line.startswith("playground:")]
+    assert len(reason) == 1 and "output limit" in reason[0]
+
+
+def test_in_and_out_round_trip(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n")
+    out_dir = tmp_path / "results"
+    code = "cat /in/data.csv\ncat /in/renamed.csv\nout r.txt done\nout sub/deep.txt deep"
+    assert cli("run", "-e", code, "-l", "txt", "--in", str(data), "--in", f"renamed.csv={data}",
+               "--out", str(out_dir)) == 0
+    assert capfd.readouterr().out == "a,b\na,b\n"
+    assert (out_dir / "r.txt").read_text() == "done"
+    assert (out_dir / "sub" / "deep.txt").read_text() == "deep"
+
+
+def test_out_dir_refuses_symlinked_subdirectory(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out_dir = tmp_path / "results"
+    out_dir.mkdir()
+    os.symlink(outside, out_dir / "sub")
+    os.symlink(outside / "victim", out_dir / "link.txt")
+    assert cli("run", "-e", "out sub/evil.txt pwned\nout link.txt pwned", "-l", "txt", "--out", str(out_dir)) == 0
+    assert list(outside.iterdir()) == []
+    assert capfd.readouterr().err.count("refused /out file") == 2
+
+
+def test_env_is_only_what_is_given(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli("run", "-e", "env", "-l", "txt", "--env", "A=1", "--env", "B=x=y") == 0
+    assert capfd.readouterr().out == "[('A', '1'), ('B', 'x=y')]\n"
+    assert cli("run", "-e", "env", "-l", "txt", "--env", "novalue") == exitcodes.USAGE
+
+
+def test_piped_stdin_reaches_the_guest(cli, monkeypatch: pytest.MonkeyPatch, capfd) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"piped data")))
+    assert cli("run", "-e", "stdin", "-l", "txt") == 0
+    assert capfd.readouterr().out == "piped data"
+
+
+def test_unknown_language_and_missing_file(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli("run", "-e", "x", "-l", "cobol") == exitcodes.SANDBOX_ERROR
+    assert "unknown language" in capfd.readouterr().err
+    assert cli("run", str(tmp_path / "nope.txt")) == exitcodes.USAGE
+    assert "cannot read" in capfd.readouterr().err
+    odd = tmp_path / "x.unknownext"
+    odd.write_text("")
+    assert cli("run", str(odd)) == exitcodes.SANDBOX_ERROR
+    assert "no language for extension" in capfd.readouterr().err
+
+
+def test_bad_in_key(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "f"
+    f.write_text("x")
+    assert cli("run", "-e", "x", "-l", "txt", "--in", f"../escape={f}") == exitcodes.SANDBOX_ERROR
+
+
+def test_languages_table(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli("languages") == 0
+    out = capfd.readouterr().out
+    assert "text" in out and "txt" in out and ".txt" in out and "wasm" in out
+
+
+def test_languages_say_why_not(backend: FakeBackend, capfd) -> None:  # type: ignore[no-untyped-def]
+    backend.refuse = lambda pack: "runtime missing"
+    assert main(["languages"], make_sandbox=lambda p: Sandbox(backends=[backend], packs=[TEXT], policy=p)) == 0
+    assert "unavailable: wasm: runtime missing; docker: backend not registered" in capfd.readouterr().out
+
+
+def test_doctor(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli("doctor") == 0
+    out = capfd.readouterr().out
+    assert "[ok  ] python" in out and "1 of 1 can run: text" in out
+
+
+@pytest.mark.parametrize("command", ["repl", "serve", "mcp", "gui"])
+def test_not_yet_built_commands_say_so(cli, command: str, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert cli(command) == exitcodes.USAGE
+    assert "not available in this version yet" in capfd.readouterr().err
