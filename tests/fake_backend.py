@@ -11,7 +11,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 
-from playground.core import Outcome, Pack, Request, TimeLimitExceeded
+from playground.core import Limits, Outcome, OutputCapture, Pack, Request, SessionRequest, TimeLimitExceeded
 
 Handler = Callable[[Request], Outcome | Awaitable[Outcome]]
 
@@ -66,3 +66,64 @@ class FakeBackend:
 
     def close(self) -> None:
         self.closed += 1
+
+
+class FakeGuestSession:
+    """A scripted interpreter: ``set K V``, ``get K``, ``sleep S``, ``die``; state is a dict."""
+
+    instances = 0
+
+    def __init__(self, request: SessionRequest) -> None:
+        FakeGuestSession.instances += 1
+        self.request = request
+        self.state: dict[str, str] = {}
+        self._alive = True
+        self.closed = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._alive
+
+    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+        wall = limits.get("wall_time")
+        try:
+            return await asyncio.wait_for(self._eval(code, output), wall)
+        except TimeoutError:
+            self._alive = False
+            raise TimeLimitExceeded(f"eval exceeded {wall}s") from None
+
+    async def _eval(self, code: str, output: OutputCapture) -> Outcome:
+        for line in code.splitlines():
+            cmd, *rest = line.split()
+            if cmd == "set":
+                self.state[rest[0]] = rest[1]
+            elif cmd == "get":
+                output.write_stdout(self.state.get(rest[0], "<unset>").encode() + b"\n")
+            elif cmd == "sleep":
+                await asyncio.sleep(float(rest[0]))
+            elif cmd == "file":
+                self.request.vfs.write_file("/work/" + rest[0], rest[1].encode())
+            elif cmd == "die":
+                self._alive = False
+                return Outcome(exit_code=1)
+        return Outcome(exit_code=0)
+
+    def close(self) -> None:
+        self._alive = False
+        self.closed += 1
+
+
+class FakeSessionBackend(FakeBackend):
+    """A FakeBackend that also keeps scripted interpreters alive."""
+
+    def __init__(self, name: str = "fake", **kwargs: object) -> None:
+        super().__init__(name, **kwargs)  # type: ignore[arg-type]
+        self.guests: list[FakeGuestSession] = []
+
+    def session_unavailable_reason(self, pack: Pack) -> str | None:
+        return None
+
+    async def open_session(self, request: SessionRequest) -> FakeGuestSession:
+        guest = FakeGuestSession(request)
+        self.guests.append(guest)
+        return guest

@@ -31,6 +31,8 @@ from playground.core.pack import Artifact, Capabilities, DockerSpec, Mount, Pack
 from playground.core.policy import DOCKER_ONLY, PREFER_WASM, WASM_ONLY, Policy
 from playground.core.result import NetLogEntry, Outcome, Result, Usage
 from playground.core.sandbox import LanguageStatus, Sandbox
+from playground.core.session import GuestSession, Session, SessionBackend, SessionConfig, SessionRequest, SessionState
+from playground.core.session_manager import SessionManager
 from playground.core.spec import NetPolicy, Spec
 from playground.core.units import format_duration, format_size, parse_duration, parse_size
 from playground.core.vfs import VFS, VFSError, clean_key
@@ -51,6 +53,7 @@ __all__ = [
     "Diagnostic",
     "DockerSpec",
     "FSQuotaExceeded",
+    "GuestSession",
     "InvalidLimits",
     "InvalidPack",
     "InvalidSpec",
@@ -75,9 +78,15 @@ __all__ = [
     "Result",
     "Sandbox",
     "SandboxError",
+    "Session",
+    "SessionBackend",
     "SessionClosed",
+    "SessionConfig",
     "SessionKilled",
+    "SessionManager",
     "SessionNotFound",
+    "SessionRequest",
+    "SessionState",
     "Spec",
     "Stream",
     "TimeLimitExceeded",

@@ -31,10 +31,14 @@ from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
 from playground.core.policy import PREFER_WASM, Policy
 from playground.core.result import Outcome, Result, Usage
+from playground.core.session import Session, SessionBackend, SessionConfig
 from playground.core.spec import Spec
 from playground.core.vfs import VFS, VFSError
 
 log = logging.getLogger(__name__)
+
+NO_NETWORK = "cannot enforce a network policy"
+NO_SESSIONS = "no REPL sessions"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +124,9 @@ class Sandbox:
         chosen, reasons = self._route(pack, needs_network=False)
         return LanguageStatus(pack=pack, backend=chosen.name if chosen else None, reasons=reasons)
 
-    def _route(self, pack: Pack, *, needs_network: bool) -> tuple[Backend | None, dict[str, str]]:
+    def _route(
+        self, pack: Pack, *, needs_network: bool, needs_sessions: bool = False
+    ) -> tuple[Backend | None, dict[str, str]]:
         reasons: dict[str, str] = {}
         for name in self.policy.order:
             backend = self._backends.get(name)
@@ -129,7 +135,12 @@ class Sandbox:
                 continue
             reason = backend.unavailable_reason(pack)
             if reason is None and needs_network and not backend.supports_network:
-                reason = "cannot enforce a network policy"
+                reason = NO_NETWORK
+            if reason is None and needs_sessions:
+                if not isinstance(backend, SessionBackend):
+                    reason = NO_SESSIONS
+                elif (why := backend.session_unavailable_reason(pack)) is not None:
+                    reason = f"{NO_SESSIONS}: {why}"
             if reason is None:
                 return backend, reasons
             reasons[name] = reason
@@ -147,11 +158,37 @@ class Sandbox:
         if backend is not None:
             return backend
         detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
-        if needs_network and all(why == "cannot enforce a network policy" for why in reasons.values()):
+        if needs_network and all(why == NO_NETWORK for why in reasons.values()):
             raise Unsupported(
                 f"{pack.name}: no backend allowed by {self.policy} can enforce a network policy ({detail})"
             )
         raise BackendUnavailable(f"cannot run {pack.name} under policy {self.policy}: {detail}")
+
+    async def new_session(self, lang: str, config: SessionConfig | None = None) -> Session:
+        """Start a stateful REPL session for ``lang``; the interpreter is up when this returns.
+
+        Raises:
+            Unsupported: the language can run here, but no permitted backend
+                keeps a live interpreter for it.
+            BackendUnavailable: the language cannot run here at all.
+            UnknownLanguage, InvalidLimits, InvalidSpec.
+        """
+        pack = self.pack(lang)
+        config = config or SessionConfig()
+        limits = self.resolve_limits(config.limits)
+        backend, reasons = self._route(pack, needs_network=False, needs_sessions=True)
+        if backend is None:
+            self.select_backend(pack)  # raises BackendUnavailable when nothing can run it at all
+            detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+            raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} offers REPL sessions ({detail})")
+        assert isinstance(backend, SessionBackend)
+        session = Session(backend, backend.name, pack, config, limits)
+        try:
+            await session.start()
+        except BaseException:
+            session.close()
+            raise
+        return session
 
     # -- running ------------------------------------------------------------
 
@@ -183,7 +220,7 @@ class Sandbox:
         pack = self.pack(spec.lang)
         limits = self.resolve_limits(spec.limits)
         backend = self.select_backend(pack, needs_network=spec.net is not None)
-        vfs = VFS(fs_quota=_opt_int(limits.get("fs_quota")), max_files=_opt_int(limits.get("max_files")))
+        vfs = VFS.for_limits(limits)
         output = OutputCapture(_opt_int(limits.get("max_output")), on_output)
         started = time.monotonic()
 

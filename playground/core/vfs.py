@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from playground.core.errors import InvalidSpec
+from playground.core.limits import Limits
 
 BASE_DIRS: Final = ("in", "work", "out")
 MAX_NAME: Final = 255
@@ -165,6 +166,13 @@ class VFS:
         for name in BASE_DIRS:
             self._count_new_node()
             self.root.children[name] = Dir(next(self._ino), name == "in", self.root)
+
+    @classmethod
+    def for_limits(cls, limits: Limits) -> VFS:
+        """An empty tree bounded by validated ``limits`` (``fs_quota``, ``max_files``)."""
+        quota = limits.get("fs_quota")
+        files = limits.get("max_files")
+        return cls(fs_quota=None if quota is None else int(quota), max_files=None if files is None else int(files))
 
     # -- accounting ---------------------------------------------------------
 

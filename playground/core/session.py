@@ -1,0 +1,293 @@
+"""Stateful REPL sessions: ``Session`` and the backend-side contract behind it.
+
+A backend keeps a live interpreter (a ``GuestSession``); the core's
+``Session`` wraps it with everything that is the same for every backend:
+one eval at a time, a fresh output capture and wall-time limit per eval,
+the kill-or-restart rule after a limit, eval counting, idle tracking and
+``Result`` building. Variables, imports and definitions live in the guest
+interpreter, and files in the session's VFS, so both persist across evals.
+
+Lifecycle: ``ALIVE`` -> (a limit trips) ``KILLED`` -> ``CLOSED``. A killed
+session raises ``SessionKilled`` on the next eval unless ``auto_restart``
+is on, in which case that eval runs in a fresh interpreter (and fresh VFS)
+and its ``Result.restarted`` is True. ``close()`` is idempotent; any use
+after it raises ``SessionClosed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol, runtime_checkable
+
+from playground.core.errors import InvalidSpec, LimitExceeded, SessionClosed, SessionKilled
+from playground.core.limits import Limits
+from playground.core.output import OutputCapture, OutputListener
+from playground.core.pack import Pack
+from playground.core.result import Outcome, Result, Usage
+from playground.core.vfs import VFS
+
+
+def new_session_id() -> str:
+    """128 random bits, URL-safe: unguessable, so an id is also a capability."""
+    return secrets.token_urlsafe(16)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionConfig:
+    """How a session is created. Durations in seconds; ``None`` means no limit here.
+
+    ``limits`` override the sandbox defaults: ``wall_time`` and
+    ``max_output`` apply to each eval, ``memory`` and the filesystem limits
+    to the whole session.
+    """
+
+    id: str = ""
+    limits: Limits | None = None
+    auto_restart: bool = False
+    idle_timeout: float | None = None
+    max_lifetime: float | None = None
+    max_evals: int | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        if self.id and (len(self.id) > 128 or not all(c.isalnum() or c in "-_." for c in self.id)):
+            raise InvalidSpec("session id: up to 128 characters of [A-Za-z0-9._-]")
+        for name in ("idle_timeout", "max_lifetime"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not value > 0):
+                raise InvalidSpec(f"session {name} must be a positive number of seconds or None")
+        if self.max_evals is not None and (isinstance(self.max_evals, bool) or self.max_evals < 1):
+            raise InvalidSpec("session max_evals must be a positive int or None")
+        for key, value in self.env.items():
+            if not key or "=" in key or "\x00" in key or "\x00" in value:
+                raise InvalidSpec(f"bad session environment variable {key!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRequest:
+    """What the core hands a backend to start one interpreter."""
+
+    pack: Pack
+    limits: Limits
+    env: Mapping[str, str]
+    vfs: VFS
+
+
+@runtime_checkable
+class GuestSession(Protocol):
+    """A live interpreter inside a backend. Used by one ``Session``, one eval at a time."""
+
+    @property
+    def alive(self) -> bool: ...
+
+    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+        """Run ``code`` in the live interpreter.
+
+        Output goes only through ``output``; ``limits.wall_time`` bounds this
+        eval. A final expression's value is echoed to stdout like a REPL.
+        A limit raises the matching ``LimitExceeded``; the interpreter is
+        then dead (``alive`` False). Cancellation stops the eval and kills
+        the interpreter before ``CancelledError`` leaves.
+        """
+        ...
+
+    def close(self) -> None:
+        """Stop the interpreter and free everything. Idempotent, never raises."""
+        ...
+
+
+@runtime_checkable
+class SessionBackend(Protocol):
+    """Optional backend extension: backends that can keep an interpreter alive."""
+
+    def session_unavailable_reason(self, pack: Pack) -> str | None:
+        """None when ``open_session`` can serve ``pack``; else why not."""
+        ...
+
+    async def open_session(self, request: SessionRequest) -> GuestSession: ...
+
+
+class SessionState(enum.Enum):
+    ALIVE = "alive"
+    KILLED = "killed"
+    CLOSED = "closed"
+
+
+class Session:
+    """A stateful interpreter for one language. Create with ``Sandbox.new_session``.
+
+    Safe to share between tasks of one event loop: evals are serialized.
+    """
+
+    def __init__(self, backend: SessionBackend, backend_name: str, pack: Pack, config: SessionConfig,
+                 limits: Limits) -> None:
+        self.id = config.id or new_session_id()
+        self.lang = pack.name
+        self.config = config
+        self.limits = limits
+        self.backend_name = backend_name
+        self.created_at = time.monotonic()
+        self.last_used = self.created_at
+        self.evals = 0
+        self._backend = backend
+        self._pack = pack
+        self._guest: GuestSession | None = None
+        self._vfs: VFS | None = None
+        self._state = SessionState.ALIVE
+        self._lock = asyncio.Lock()
+        self._restart_pending = False
+
+    @property
+    def state(self) -> SessionState:
+        return self._state
+
+    @property
+    def alive(self) -> bool:
+        """True while the session accepts evals (a killed auto-restart session still does)."""
+        if self._state is SessionState.CLOSED:
+            return False
+        if self.config.auto_restart:
+            return True
+        if self._state is SessionState.KILLED:
+            return False
+        return self._guest is None or self._guest.alive
+
+    @property
+    def vfs(self) -> VFS | None:
+        """The session's filesystem (``/work`` and ``/out`` persist across evals)."""
+        return self._vfs
+
+    def expired(self, now: float | None = None) -> str | None:
+        """Why the session should be reaped now (idle, lifetime), or None."""
+        now = time.monotonic() if now is None else now
+        if self.config.idle_timeout is not None and now - self.last_used > self.config.idle_timeout:
+            return "idle timeout"
+        if self.config.max_lifetime is not None and now - self.created_at > self.config.max_lifetime:
+            return "maximum lifetime reached"
+        return None
+
+    async def start(self) -> None:
+        """Start the interpreter now rather than on the first eval."""
+        async with self._lock:
+            await self._ensure_guest()
+
+    async def _ensure_guest(self) -> GuestSession:
+        if self._guest is not None and self._guest.alive:
+            return self._guest
+        if self._guest is not None:
+            self._guest.close()
+        self._vfs = VFS.for_limits(self.limits)
+        self._guest = await self._backend.open_session(
+            SessionRequest(pack=self._pack, limits=self.limits, env=self.config.env, vfs=self._vfs)
+        )
+        return self._guest
+
+    async def eval(self, code: str, *, on_output: OutputListener | None = None) -> Result:
+        """Run ``code`` in the session and return what this eval produced.
+
+        Raises:
+            SessionClosed: the session was closed (or reaped).
+            SessionKilled: an earlier eval killed it and auto-restart is off,
+                or ``max_evals`` was reached.
+            LimitExceeded: this eval hit a limit; ``.result`` holds its
+                partial output. The session is killed by it.
+        """
+        if not isinstance(code, str):
+            raise InvalidSpec("session code must be a str")
+        async with self._lock:
+            self._check_usable()
+            restarted = False
+            if self._state is SessionState.KILLED:
+                self._state = SessionState.ALIVE
+                restarted = True
+            elif self._guest is not None and not self._guest.alive:
+                if not self.config.auto_restart:
+                    self._state = SessionState.KILLED
+                    raise SessionKilled(f"session {self.id} died; its state is gone")
+                restarted = True
+            if self.config.max_evals is not None and self.evals >= self.config.max_evals:
+                raise SessionKilled(f"session {self.id} reached its limit of {self.config.max_evals} evals")
+            self.evals += 1
+            self.last_used = time.monotonic()
+            guest = await self._ensure_guest()
+            assert self._vfs is not None
+            output = OutputCapture(_opt_int(self.limits.get("max_output")), on_output)
+            started = time.monotonic()
+            vfs = self._vfs
+
+            def result_of(outcome: Outcome | None) -> Result:
+                return Result(
+                    stdout=output.stdout(), stderr=output.stderr(), truncated=output.truncated,
+                    exit_code=outcome.exit_code if outcome else -1, files=vfs.collect_out(),
+                    usage=Usage(wall=time.monotonic() - started, peak_memory=outcome.peak_memory if outcome else 0,
+                                fs_bytes=vfs.bytes_used, fs_files=vfs.nodes_used),
+                    backend=self.backend_name, restarted=restarted,
+                )
+
+            try:
+                outcome = await guest.eval(code, output, self.limits)
+            except LimitExceeded as exc:
+                self._kill(guest)
+                if exc.result is None:
+                    exc.result = result_of(None)
+                raise
+            except asyncio.CancelledError:
+                self._kill(guest)
+                raise
+            finally:
+                self.last_used = time.monotonic()
+            if not guest.alive:
+                self._kill(guest)
+            return result_of(outcome)
+
+    def _check_usable(self) -> None:
+        if self._state is SessionState.CLOSED:
+            raise SessionClosed(f"session {self.id} is closed")
+        if self._state is SessionState.KILLED and not self.config.auto_restart:
+            raise SessionKilled(f"session {self.id} was killed by a limit; its state is gone")
+
+    def _kill(self, guest: GuestSession) -> None:
+        guest.close()
+        self._guest = None
+        self._state = SessionState.KILLED
+
+    async def reset(self) -> None:
+        """Throw the interpreter state (and the session's files) away and start fresh.
+
+        Raises:
+            SessionClosed: the session is closed.
+        """
+        async with self._lock:
+            if self._state is SessionState.CLOSED:
+                raise SessionClosed(f"session {self.id} is closed")
+            if self._guest is not None:
+                self._guest.close()
+                self._guest = None
+            self._state = SessionState.ALIVE
+            await self._ensure_guest()
+
+    def close(self) -> None:
+        """Stop the interpreter. Idempotent; closed means closed even if stopping failed."""
+        if self._state is SessionState.CLOSED:
+            return
+        self._state = SessionState.CLOSED
+        guest, self._guest = self._guest, None
+        if guest is not None:
+            guest.close()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _opt_int(value: int | float | None) -> int | None:
+    return None if value is None else int(value)
