@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash packaging/setup.sh --dev
 
 echo "== ruff" >&2
-.venv/bin/ruff check playground backends tests bench
+.venv/bin/ruff check playground backends tests bench packaging
 echo "== mypy --strict (core, backends)" >&2
 .venv/bin/mypy --strict -p playground.core -p backends
 

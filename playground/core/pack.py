@@ -67,7 +67,9 @@ class WasmSpec:
     user's code is the module. ``args`` is argv after argv[0]; ``{main}``
     is replaced by the guest path of the program (``main_file`` under
     ``/work``) and ``{args}`` by the user's arguments. ``transform`` names
-    a backend-side source transform applied before running (``"typescript"``).
+    a backend-side source transform applied before running (``"typescript"``),
+    and ``transformer`` the artifact that performs it, if it needs one.
+    ``session_driver`` names the REPL driver resource for sessions.
     """
 
     module: Artifact | None
@@ -77,6 +79,7 @@ class WasmSpec:
     mounts: tuple[Mount, ...] = ()
     session_driver: str = ""
     transform: str = ""
+    transformer: Artifact | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))

