@@ -13,9 +13,12 @@ everything the sandbox raises:
     ├── BackendUnavailable          no backend permitted by the policy can run the language
     ├── Unsupported                 the chosen backend cannot do what was asked
     ├── NetworkDenied               the guest tried to use the network and may not
+    ├── ServeError                  serving failed
+    │   └── ServiceNotReady         the readiness probe never passed; no URL was handed out
     ├── SessionClosed / TooManySessions / SessionNotFound / ManagerClosed
     └── caller mistakes (also ValueError / LookupError, so plain Python code can catch them)
         ├── InvalidSpec
+        │   └── InvalidServeOptions
         ├── InvalidLimits
         ├── InvalidPack
         └── UnknownLanguage
@@ -95,6 +98,22 @@ class NetworkDenied(SandboxError):
     """The guest tried to reach the network and the policy forbids it."""
 
 
+class ServeError(SandboxError):
+    """Serving a guest service failed."""
+
+
+class ServiceNotReady(ServeError):
+    """The readiness probe did not pass before its timeout; no URL was handed out.
+
+    ``target`` names what was probed, ``last_error`` says what the last attempt saw.
+    """
+
+    def __init__(self, message: str, *, target: str = "", last_error: str = "") -> None:
+        super().__init__(message)
+        self.target = target
+        self.last_error = last_error
+
+
 class SessionClosed(SandboxError):
     """An operation was attempted on a closed session."""
 
@@ -113,6 +132,10 @@ class ManagerClosed(SandboxError):
 
 class InvalidSpec(SandboxError, ValueError):
     """A ``Spec`` is malformed (bad file key, bad env, wrong types)."""
+
+
+class InvalidServeOptions(InvalidSpec):
+    """``ServeOpts`` (or a proxy setting) is malformed or out of range."""
 
 
 class InvalidLimits(SandboxError, ValueError):

@@ -31,6 +31,16 @@ from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
 from playground.core.policy import PREFER_WASM, Policy
 from playground.core.result import Outcome, Result, Usage
+from playground.core.serve import (
+    LogBuffer,
+    ProxyStarter,
+    ServeBackend,
+    ServeOpts,
+    ServeRequest,
+    Service,
+    default_proxy_starter,
+    start_service,
+)
 from playground.core.session import Session, SessionBackend, SessionConfig
 from playground.core.spec import Spec
 from playground.core.vfs import VFS, VFSError
@@ -39,6 +49,7 @@ log = logging.getLogger(__name__)
 
 NO_NETWORK = "cannot enforce a network policy"
 NO_SESSIONS = "no REPL sessions"
+NO_SERVE = "cannot serve"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +79,7 @@ class Sandbox:
         packs: Iterable[Pack] = (),
         policy: Policy = PREFER_WASM,
         default_limits: Limits | None = None,
+        proxy_starter: ProxyStarter | None = None,
     ) -> None:
         self._packs = tuple(packs)
         self._by_name = validate_packs(self._packs)
@@ -79,6 +91,7 @@ class Sandbox:
             self._backends[backend.name] = backend
         self.policy = policy
         self.default_limits = DEFAULT_LIMITS.merged(default_limits).validate()
+        self._proxy_starter = proxy_starter
 
     # -- lookup -------------------------------------------------------------
 
@@ -125,7 +138,7 @@ class Sandbox:
         return LanguageStatus(pack=pack, backend=chosen.name if chosen else None, reasons=reasons)
 
     def _route(
-        self, pack: Pack, *, needs_network: bool, needs_sessions: bool = False
+        self, pack: Pack, *, needs_network: bool, needs_sessions: bool = False, needs_serve: bool = False
     ) -> tuple[Backend | None, dict[str, str]]:
         reasons: dict[str, str] = {}
         for name in self.policy.order:
@@ -141,6 +154,11 @@ class Sandbox:
                     reason = NO_SESSIONS
                 elif (why := backend.session_unavailable_reason(pack)) is not None:
                     reason = f"{NO_SESSIONS}: {why}"
+            if reason is None and needs_serve:
+                if not isinstance(backend, ServeBackend):
+                    reason = NO_SERVE
+                elif (why := backend.serve_unavailable_reason(pack)) is not None:
+                    reason = f"{NO_SERVE}: {why}"
             if reason is None:
                 return backend, reasons
             reasons[name] = reason
@@ -265,6 +283,42 @@ class Sandbox:
                 f"filesystem quota exceeded ({limits.fs_quota} bytes, {limits.max_files} files)", result=result
             )
         return result
+
+    async def serve(self, spec: Spec, opts: ServeOpts | None = None) -> Service:
+        """Run a server in the sandbox and expose it through an authenticated proxy.
+
+        The URL is handed out only once every port's readiness probe passed.
+        The guest's output goes to ``service.logs()`` (a bounded ring).
+
+        Cancellation: cancelling while starting stops whatever was started.
+
+        Raises:
+            Unsupported: the language runs here but no permitted backend can
+                serve it (or enforce ``spec.net``).
+            ServiceNotReady: a readiness probe never passed.
+            ServeError, BackendUnavailable, UnknownLanguage, InvalidLimits,
+            InvalidServeOptions.
+        """
+        opts = opts or ServeOpts()
+        pack = self.pack(spec.lang)
+        limits = self.resolve_limits(spec.limits)
+        backend, reasons = self._route(pack, needs_network=spec.net is not None, needs_serve=True)
+        if backend is None:
+            self.select_backend(pack, needs_network=spec.net is not None)
+            detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+            raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} can serve it ({detail})")
+        assert isinstance(backend, ServeBackend)
+        vfs = VFS.for_limits(limits)
+        try:
+            vfs.seed_inputs(spec.files)
+        except VFSError as exc:
+            raise FSQuotaExceeded(f"input files do not fit: {exc.strerror}") from None
+        request = ServeRequest(
+            pack=pack, spec=spec, limits=limits, vfs=vfs, logs=LogBuffer(opts.log_bytes),
+            stdin=spec.stdin_bytes, ports=tuple(p.guest for p in opts.ports),
+        )
+        starter = self._proxy_starter or default_proxy_starter()
+        return await start_service(backend, backend.name, request, opts, starter)
 
     def run_sync(self, spec: Spec) -> Result:
         """Blocking ``run`` for scripts. Not for use inside a running event loop.

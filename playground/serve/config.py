@@ -6,51 +6,26 @@ in a browser on the same machine"; none of them means "unlimited".
 
 from __future__ import annotations
 
-import enum
 import ipaddress
 import re
 import secrets
 from dataclasses import dataclass, field
 
+from playground.core.serve import ALL_INTERFACES, LOOPBACK, AuthMode, HTTPReady, ReadinessProbe, TCPReady
 from playground.serve.errors import InvalidServeOptions
 
-#: Bind only the loopback interface (the default).
-LOOPBACK = "127.0.0.1"
-#: Bind every interface: the service becomes reachable from other machines.
-ALL_INTERFACES = "0.0.0.0"
+__all__ = [
+    "ALL_INTERFACES",
+    "LOOPBACK",
+    "AuthMode",
+    "HTTPReady",
+    "ProxyConfig",
+    "ReadinessProbe",
+    "TCPReady",
+    "generate_token",
+]
 
 _TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750 b64token
-
-
-class AuthMode(enum.Enum):
-    """Authentication at the proxy."""
-
-    #: ``Authorization: Bearer <token>`` required on every request (the default).
-    BEARER = "bearer"
-    #: No authentication: anyone who can reach the port can use the service.
-    NONE = "none"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TCPReady:
-    """Ready once the upstream accepts a TCP connection. A handler upstream is ready at once."""
-
-    timeout: float = 15.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HTTPReady:
-    """Ready once ``GET path`` answers 2xx or 3xx (redirects are not followed)."""
-
-    path: str = "/"
-    timeout: float = 15.0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.path, str) or not self.path.startswith("/") or any(c in self.path for c in " \r\n"):
-            raise InvalidServeOptions(f"HTTPReady path must start with '/' and hold no spaces, got {self.path!r}")
-
-
-ReadinessProbe = TCPReady | HTTPReady
 
 
 def generate_token() -> str:

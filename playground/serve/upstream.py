@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from playground.core.serve import Handler, Headers
 from playground.serve.errors import InvalidServeOptions
 
-#: Request or response headers as (name, value) pairs; repeated names are kept.
-Headers = Sequence[tuple[str, str]]
-
-#: ``async (method, path_qs, headers, body) -> (status, headers, body)``: one request, one call.
-#: ``path_qs`` is the raw (still percent-encoded) path plus query, always starting with ``/``.
-Handler = Callable[[str, str, Headers, bytes], Awaitable[tuple[int, Headers, bytes]]]
-
+__all__ = ["Handler", "HandlerUpstream", "Headers", "TCPUpstream", "Upstream"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TCPUpstream:
