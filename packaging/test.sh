@@ -6,6 +6,14 @@ cd "$(dirname "$0")/.."
 
 bash packaging/setup.sh --dev
 
+# The Docker tier: start a daemon only if none answers; stop it at exit only if this script started it.
+# Then build its test images from Debian packages (an existing image is reused).
+if [ "$(id -u)" = 0 ] || timeout 10 docker info >/dev/null 2>&1; then
+    bash packaging/docker_daemon.sh start
+    trap 'bash packaging/docker_daemon.sh stop' EXIT
+    bash packaging/images/build.sh bash node go rust java
+fi
+
 echo "== ruff" >&2
 .venv/bin/ruff check playground backends tests bench packaging
 echo "== mypy --strict (core, backends)" >&2

@@ -25,8 +25,24 @@ def load_backends() -> list[Backend]:
         backends.append(MissingBackend("wasm", f"cannot import the Wasm backend ({exc}); pip install wasmtime"))
     else:
         backends.append(WasmBackend())
-    backends.append(MissingBackend("docker", "the Docker backend is not part of this build yet", required=False))
+    backends.append(_docker_backend())
     return backends
+
+
+def _docker_backend() -> Backend:
+    """The Docker tier, or a stand-in when the SDK is missing or construction fails (it is optional)."""
+    try:
+        from backends.docker import DockerBackend
+    except ImportError as exc:
+        log.debug("docker backend unavailable", exc_info=True)
+        return MissingBackend("docker", f"cannot import the Docker backend ({exc}); pip install docker", required=False)
+    from playground.packs import ALL_PACKS
+
+    try:
+        return DockerBackend(packs=ALL_PACKS)
+    except Exception as exc:  # construction makes no connection; anything here is a bug worth reporting
+        log.warning("the Docker backend could not be constructed", exc_info=True)
+        return MissingBackend("docker", f"the Docker backend failed to start: {exc}", required=False)
 
 
 def default_sandbox(*, policy: Policy = PREFER_WASM, default_limits: Limits | None = None) -> Sandbox:

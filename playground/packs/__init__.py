@@ -1,7 +1,7 @@
 """Language packs: one module per language, plain data only."""
 
 from playground.core import Pack
-from playground.packs import javascript, lua, python, typescript, wasm
+from playground.packs import bash, go, java, javascript, lua, node, python, rust, typescript, wasm
 
 #: Every pack, in the order the UI lists them.
 ALL_PACKS: tuple[Pack, ...] = (
@@ -10,6 +10,11 @@ ALL_PACKS: tuple[Pack, ...] = (
     typescript.PACK,
     lua.PACK,
     wasm.PACK,
+    node.PACK,
+    java.PACK,
+    go.PACK,
+    rust.PACK,
+    bash.PACK,
 )
 
 __all__ = ["ALL_PACKS"]

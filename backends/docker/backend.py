@@ -1,0 +1,526 @@
+"""``DockerBackend``: runs a pack's program in a fresh hardened container per run.
+
+It speaks ``Request``/``Outcome`` upward and only ``engine`` downward; no
+``docker`` exception reaches the core. One run, in a worker thread:
+
+1. find the daemon (``detect``), resolve the image (``images``), pull it on
+   first use with progress, or fail with ``BackendUnavailable`` saying how to
+   get it offline;
+2. create the container from ``hardening_profile`` with the ``wrapper``
+   script as its only process tree, attach to its stdio, start it, and
+   write the input archive (``/in``, the program, stdin) to its stdin;
+3. stream stdout/stderr into ``request.output`` until the wrapper's trailer
+   marker, then read the trailer (usage, ``/out`` as a tar, capped);
+4. check the limits, copy ``/out`` into ``request.vfs`` (with the checks in
+   ``outtar`` and the VFS quota), and remove the container in ``finally``.
+
+Limits and how precisely they are enforced:
+
+* ``wall_time``: measured from container start (unpacking, compiling and
+  running all count); at the deadline the container is SIGKILLed and
+  ``TimeLimitExceeded`` carries the output captured so far.
+* ``memory``: cgroup limit, no swap; ``State.OOMKilled`` (Docker), or a failed
+  run whose cgroup peak reached the limit (Podman does not set OOMKilled)
+  -> ``MemoryLimitExceeded``.
+* ``max_output``: the write that crosses the cap keeps exactly the bytes that
+  fit; the container is killed at once and ``OutputLimitExceeded`` leaves.
+* ``max_procs``: pids cgroup (a fork bomb stalls, then meets the wall time).
+* ``fs_quota``/``max_files``: each tmpfs is capped (the guest sees ENOSPC);
+  afterwards a full mount, a total above the quota (in tmpfs pages) or a
+  ``/out`` that does not fit the VFS -> ``FSQuotaExceeded``.
+* ``cpu_time``: RLIMIT_CPU per process; a process killed by SIGXCPU ->
+  ``TimeLimitExceeded``.
+
+Cancellation: cancelling the awaiting task makes the worker kill the
+container within ``POLL`` seconds; ``run`` waits for the worker (and so for
+the container's removal) before ``CancelledError`` leaves. Cancelling twice
+is the same as once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Final
+
+from backends.docker.detect import DaemonProbe, ProbeResult
+from backends.docker.engine import (
+    Attachment,
+    Engine,
+    EngineError,
+    EngineInfo,
+    ImagePullFailed,
+    version_tuple,
+)
+from backends.docker.images import ImageResolver, config_path, env_var
+from backends.docker.profile import hardening_profile
+from backends.docker.trailer import MarkerSplitter, parse_trailer
+from backends.docker.usage import check_inputs_fit, collect_out, hit_memory_ceiling, quota_hit
+from backends.docker.wrapper import SETUP_FAILED, input_archive, wrapper_script
+from playground.core import (
+    BackendUnavailable,
+    Diagnostic,
+    FSQuotaExceeded,
+    MemoryLimitExceeded,
+    Outcome,
+    OutputLimitExceeded,
+    Pack,
+    Request,
+    TimeLimitExceeded,
+)
+
+log = logging.getLogger(__name__)
+
+#: How often the reader wakes up to check its deadline and cancellation.
+POLL: Final = 0.1
+#: How long to keep reading after a kill, for output already in flight.
+DRAIN: Final = 2.0
+#: The highest API version we ask for (the SDK's default).
+MAX_API_VERSION: Final = "1.45"
+#: Trailer bytes allowed beyond ``fs_quota`` for tar headers and usage reports.
+TRAILER_SLACK: Final = 256 * 1024
+#: How long a failed pull is remembered (and reported by ``unavailable_reason``).
+PULL_FAILURE_TTL: Final = 60.0
+
+
+class _Cancelled(Exception):
+    """Internal: the worker stopped because the awaiting task was cancelled."""
+
+
+@dataclass(slots=True)
+class _RunControl:
+    """Shared between the event loop (which cancels) and the worker (which obeys)."""
+
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def check(self) -> None:
+        if self.cancelled.is_set():
+            raise _Cancelled()
+
+
+@dataclass(slots=True)
+class _Stream:
+    """What reading the container's stdio produced."""
+
+    marker_found: bool = False
+    trailer: bytearray = field(default_factory=bytearray)
+    timed_out: bool = False
+    cancelled: bool = False
+    trailer_over_cap: bool = False
+    output_error: OutputLimitExceeded | None = None
+    stderr_tail: bytearray = field(default_factory=bytearray)
+
+
+class DockerBackend:
+    """The Docker/Podman tier. Cheap to construct: nothing connects until first use.
+
+    ``packs`` is only used by ``diagnostics()`` to report each pack's image.
+    ``base_url`` pins the daemon (else ``detect.candidate_endpoints``).
+    ``pull_timeout`` bounds a silent registry during a pull. Thread-safe;
+    ``close()`` is idempotent and later runs raise ``BackendUnavailable``.
+    """
+
+    supports_network = False
+
+    def __init__(
+        self,
+        *,
+        packs: Iterable[Pack] = (),
+        base_url: str | None = None,
+        probe_ttl: float = 5.0,
+        probe_timeout: float = 2.0,
+        api_timeout: float = 30.0,
+        pull_timeout: float = 120.0,
+        resolver: ImageResolver | None = None,
+        max_concurrent: int = 32,
+    ) -> None:
+        self._packs = tuple(p for p in packs if p.docker is not None)
+        self._probe = DaemonProbe(base_url=base_url, ttl=probe_ttl, timeout=probe_timeout)
+        self._api_timeout = api_timeout
+        self._pull_timeout = pull_timeout
+        self._resolver = resolver or ImageResolver()
+        self._max_concurrent = max_concurrent
+        self._lock = threading.Lock()
+        self._engine: Engine | None = None
+        self._engine_url = ""
+        self._executor: ThreadPoolExecutor | None = None
+        self._images: dict[str, tuple[float, bool]] = {}
+        self._pull_failures: dict[str, tuple[float, str]] = {}
+        self._pulls: dict[str, threading.Lock] = {}
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return "docker"
+
+    # -- availability -------------------------------------------------------
+
+    def unavailable_reason(self, pack: Pack) -> str | None:
+        """None when ``pack`` can run here now; else why not. Bounded by the probe timeout.
+
+        A missing image is a reason only after pulling it failed recently:
+        the first run pulls it.
+        """
+        if self._closed:
+            return "the Docker backend is closed"
+        if pack.docker is None:
+            return f"{pack.name} has no Docker image"
+        probe = self._probe.get()
+        if probe.reason is not None:
+            return probe.reason
+        image, _ = self._resolver.resolve(pack)
+        if self._image_present(image):
+            return None
+        failure = self._pull_failures.get(image)
+        if failure is not None and time.monotonic() - failure[0] < PULL_FAILURE_TTL:
+            return failure[1]
+        return None
+
+    def _connected(self) -> tuple[Engine, EngineInfo, ProbeResult]:
+        probe = self._probe.get()
+        if probe.reason is not None or probe.endpoint is None or probe.info is None:
+            raise BackendUnavailable(f"docker: {probe.reason}; {probe.hint}")
+        with self._lock:
+            if self._closed:
+                raise BackendUnavailable("the Docker backend is closed")
+            if self._engine is None or self._engine_url != probe.endpoint.url:
+                if self._engine is not None:
+                    self._engine.close()
+                api = probe.info.api_version
+                if version_tuple(api) > version_tuple(MAX_API_VERSION):
+                    api = MAX_API_VERSION
+                try:
+                    self._engine = Engine(probe.endpoint.url, timeout=self._api_timeout, version=api)
+                except EngineError as exc:
+                    raise BackendUnavailable(f"docker: {exc}") from exc
+                self._engine_url = probe.endpoint.url
+            return self._engine, probe.info, probe
+
+    def _image_present(self, image: str) -> bool:
+        cached = self._images.get(image)
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < self._probe.ttl:
+            return cached[1]
+        try:
+            engine, _, _ = self._connected()
+            present = engine.image_present(image)
+        except (BackendUnavailable, EngineError):
+            return False
+        self._images[image] = (now, present)
+        return present
+
+    def _ensure_image(self, engine: Engine, pack: Pack, request: Request, ctl: _RunControl) -> str:
+        image, source = self._resolver.resolve(pack)
+        if self._image_present(image):
+            return image
+        lock = self._pulls.setdefault(image, threading.Lock())
+        with lock:
+            self._images.pop(image, None)
+            if self._image_present(image):
+                return image
+            progress = request.progress
+
+            def report(message: str, fraction: float) -> None:
+                ctl.check()
+                if progress is not None:
+                    progress(message, fraction)
+
+            report(f"pulling {image} (first use)", -1.0)
+            puller = Engine(engine.base_url, timeout=self._pull_timeout, version="1.32")
+            try:
+                puller.pull(image, report)
+            except ImagePullFailed as exc:
+                message = (
+                    f"image {image} (from {source}) is not present and could not be pulled: "
+                    f"{exc.detail or exc}. Offline? Build a local image with "
+                    f"'bash packaging/images/build.sh {pack.name}' and set "
+                    f"{env_var(pack.name)}=playground-{pack.name}:local (or add it to {config_path()})"
+                )
+                self._pull_failures[image] = (time.monotonic(), message)
+                raise BackendUnavailable(f"docker: {message}") from exc
+            finally:
+                puller.close()
+            self._pull_failures.pop(image, None)
+            self._images[image] = (time.monotonic(), True)
+            report(f"pulled {image}", 1.0)
+        return image
+
+    # -- running ------------------------------------------------------------
+
+    async def run(self, request: Request) -> Outcome:
+        """Run one request in a fresh container; see the module docstring for limits.
+
+        Cancellation: the container is killed promptly and removed before
+        ``CancelledError`` propagates.
+
+        Raises:
+            TimeLimitExceeded, MemoryLimitExceeded, OutputLimitExceeded,
+            FSQuotaExceeded: a limit tripped (without ``.result``; the core adds it).
+            BackendUnavailable: no daemon, no image, the daemon failed mid-run,
+                or the backend is closed.
+        """
+        if self._closed:
+            raise BackendUnavailable("the Docker backend is closed")
+        ctl = _RunControl()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool(), self._execute, request, ctl)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            ctl.cancelled.set()
+            while not future.done():
+                try:
+                    await asyncio.wait({future})
+                except asyncio.CancelledError:
+                    continue
+            if not future.cancelled():
+                future.exception()
+            raise
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._closed:
+                raise BackendUnavailable("the Docker backend is closed")
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(self._max_concurrent, thread_name_prefix="docker-run")
+            return self._executor
+
+    def _execute(self, request: Request, ctl: _RunControl) -> Outcome:
+        pack = request.pack
+        spec = pack.docker
+        if spec is None:
+            raise BackendUnavailable(f"docker: {pack.name} has no Docker image")
+        engine, info, _ = self._connected()
+        ctl.check()
+        image = self._ensure_image(engine, pack, request, ctl)
+        ctl.check()
+        check_inputs_fit(request)
+        mark = secrets.token_hex(16)
+        archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin, mark)
+        argv = ["/bin/sh", "-c", wrapper_script(spec, request.spec.args)]
+        kwargs = hardening_profile(request.limits, spec, info.kind)
+        try:
+            container = engine.create(image, argv, kwargs, request.spec.env)
+        except EngineError as exc:
+            raise BackendUnavailable(f"docker: {exc}") from exc
+        try:
+            return self._run_container(
+                engine, container, image=image, archive=archive, mark=mark, request=request, ctl=ctl
+            )
+        except EngineError as exc:
+            raise BackendUnavailable(f"docker: the run failed: {exc}") from exc
+        finally:
+            try:
+                engine.remove(container)
+            except EngineError:
+                log.warning("could not remove container %s", container[:12], exc_info=True)
+
+    def _run_container(
+        self,
+        engine: Engine,
+        container: str,
+        *,
+        image: str,
+        archive: bytes,
+        mark: str,
+        request: Request,
+        ctl: _RunControl,
+    ) -> Outcome:
+        limits = request.limits
+        attachment = engine.attach(container)
+        try:
+            engine.start(container)
+            wall = limits.get("wall_time")
+            deadline = None if wall is None else time.monotonic() + float(wall)
+            attachment.send_and_close_stdin(archive)
+            stream = self._pump(
+                engine, container, attachment=attachment, request=request, ctl=ctl, deadline=deadline, mark=mark
+            )
+        finally:
+            attachment.close()
+
+        if stream.cancelled:
+            raise _Cancelled()
+        if stream.output_error is not None:
+            raise stream.output_error
+        if stream.timed_out:
+            raise TimeLimitExceeded(f"wall-time limit of {wall:g}s exceeded; the container was killed")
+        if stream.trailer_over_cap:
+            raise FSQuotaExceeded(f"/out is larger than the filesystem quota of {limits.fs_quota} bytes")
+
+        exit_code = engine.wait(container, timeout=10.0)
+        state = engine.state(container)
+        trailer = parse_trailer(bytes(stream.trailer), mark) if stream.marker_found else None
+        if trailer is None and exit_code == SETUP_FAILED and not state.oom_killed:
+            detail = bytes(stream.stderr_tail).decode("utf-8", "replace").strip()
+            if any(sign in detail for sign in ("No space left on device", "Wrote only", "Disk quota exceeded")):
+                raise FSQuotaExceeded(f"the program, its stdin and /in do not fit the filesystem quota: {detail}")
+            raise BackendUnavailable(f"docker: image {image} cannot run the sandbox wrapper: {detail}")
+
+        quota_error: FSQuotaExceeded | None = None
+        if trailer is not None:
+            try:
+                collect_out(trailer, request.vfs, limits)
+            except FSQuotaExceeded as exc:
+                quota_error = exc
+        if state.oom_killed or hit_memory_ceiling(trailer, limits, exit_code):
+            raise MemoryLimitExceeded(f"memory limit of {limits.memory} bytes exceeded; the guest was OOM-killed")
+        if quota_error is not None:
+            raise quota_error
+        if trailer is not None:
+            why = quota_hit(trailer, limits)
+            if why:
+                raise FSQuotaExceeded(why)
+        if exit_code == 128 + signal.SIGXCPU:
+            raise TimeLimitExceeded(f"cpu-time limit of {limits.cpu_time}s exceeded (SIGXCPU)")
+        return Outcome(exit_code=exit_code, peak_memory=trailer.peak_memory if trailer else 0)
+
+    def _pump(
+        self,
+        engine: Engine,
+        container: str,
+        *,
+        attachment: Attachment,
+        request: Request,
+        ctl: _RunControl,
+        deadline: float | None,
+        mark: str,
+    ) -> _Stream:
+        """Move stdio into the capture until EOF, a limit, the deadline or cancellation."""
+        result = _Stream()
+        splitter = MarkerSplitter(mark)
+        output = request.output
+        quota = request.limits.get("fs_quota")
+        cap = None if quota is None else int(quota) + TRAILER_SLACK
+        killed_at: float | None = None
+        killer: threading.Thread | None = None
+
+        def kill() -> None:
+            # In another thread: the daemon finishes a kill only after the attach
+            # stream is drained, so the reader must keep reading meanwhile.
+            nonlocal killed_at, killer
+            if killed_at is None:
+                killed_at = time.monotonic()
+                killer = threading.Thread(target=self._kill_quietly, args=(engine, container), daemon=True)
+                killer.start()
+
+        def emit(stream_id: int, data: bytes) -> None:
+            if not data or result.output_error is not None or result.cancelled:
+                return
+            try:
+                if stream_id == 1:
+                    output.write_stdout(data)
+                else:
+                    output.write_stderr(data)
+            except OutputLimitExceeded as exc:
+                if not result.timed_out:
+                    result.output_error = exc
+                kill()
+
+        try:
+            for stream_id, data in attachment.frames(POLL):
+                now = time.monotonic()
+                if ctl.cancelled.is_set() and not result.cancelled:
+                    result.cancelled = True
+                    kill()
+                if deadline is not None and now >= deadline and killed_at is None:
+                    result.timed_out = True
+                    kill()
+                if killed_at is not None and (result.cancelled or now - killed_at > DRAIN):
+                    break
+                if stream_id == 2:
+                    emit(2, data)
+                    result.stderr_tail = (result.stderr_tail + data)[-4096:]
+                elif stream_id == 1:
+                    guest, trailer = splitter.feed(data)
+                    emit(1, guest)
+                    if trailer and not result.trailer_over_cap:
+                        result.marker_found = True
+                        result.trailer += trailer
+                        if cap is not None and len(result.trailer) > cap:
+                            result.trailer_over_cap = True
+                            kill()
+                    elif splitter.found:
+                        result.marker_found = True
+            if not splitter.found:
+                emit(1, splitter.flush())
+        finally:
+            attachment.close()
+            if killer is not None:
+                killer.join(timeout=30.0)
+        return result
+
+    @staticmethod
+    def _kill_quietly(engine: Engine, container: str) -> None:
+        try:
+            engine.kill(container)
+        except EngineError:
+            log.warning("could not kill container %s", container[:12], exc_info=True)
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def close(self) -> None:
+        """Refuse new runs and release the client and worker pool. Idempotent.
+
+        Runs already in flight finish (their containers are still removed).
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            engine, self._engine = self._engine, None
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if engine is not None:
+            engine.close()
+
+    # -- doctor -------------------------------------------------------------
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Daemon, API version, Docker or Podman, and each pack's image, with fix hints.
+
+        Every line is ``required=False``: the Docker tier is optional.
+        """
+        probe = self._probe.get()
+        if probe.reason is not None or probe.info is None or probe.endpoint is None:
+            return [
+                Diagnostic(name="docker daemon", ok=False, detail=probe.reason or "?", hint=probe.hint, required=False)
+            ]
+        info = probe.info
+        lines = [
+            Diagnostic(
+                name="docker daemon",
+                ok=True,
+                detail=(
+                    f"{info.kind.value} {info.server_version} at {probe.endpoint.url} ({probe.endpoint.source}), "
+                    f"API {info.api_version}"
+                ),
+                required=False,
+            )
+        ]
+        for pack in self._packs:
+            image, source = self._resolver.resolve(pack)
+            present = self._image_present(image)
+            lines.append(
+                Diagnostic(
+                    name=f"docker image for {pack.name}",
+                    ok=present,
+                    detail=f"{image} ({'present' if present else 'missing'}; from {source})",
+                    hint=(
+                        ""
+                        if present
+                        else f"it is pulled on first use when online; offline: 'bash packaging/images/build.sh "
+                        f"{pack.name}' then {env_var(pack.name)}=playground-{pack.name}:local"
+                    ),
+                    required=False,
+                )
+            )
+        return lines

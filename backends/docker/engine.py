@@ -1,0 +1,377 @@
+"""The one module that imports the ``docker`` SDK: a small, typed wrapper over its low-level API.
+
+Everything above this module speaks in plain values (container ids, byte
+strings, ``ContainerState``) and in this module's exceptions; no
+``docker.errors.*`` escapes. Each ``docker`` exception is translated once,
+here, with ``raise ... from exc`` so the evidence stays attached.
+
+Thread model: an ``Engine`` may be shared by threads (the SDK's HTTP pool is
+thread-safe for independent requests); an ``Attachment`` belongs to the one
+thread that reads it, except ``close()`` which any thread may call.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+import docker  # type: ignore[import-untyped]
+import docker.errors  # type: ignore[import-untyped]
+import requests
+
+from backends.docker.profile import LABEL, EngineKind
+
+log = logging.getLogger(__name__)
+
+#: API versions below this lack ``ipc_mode="none"`` and ``init``.
+MIN_API_VERSION: Final = "1.32"
+
+
+class EngineError(Exception):
+    """A Docker/Podman API call failed. ``detail`` is the daemon's explanation."""
+
+    def __init__(self, message: str, *, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class EngineUnreachable(EngineError):
+    """No daemon answers at the endpoint (no socket, refused, timed out)."""
+
+
+class EnginePermissionDenied(EngineError):
+    """The socket exists but this user may not open it."""
+
+
+class ImageNotFound(EngineError):
+    """The image is not present locally (or not in the registry, when pulling)."""
+
+
+class ImagePullFailed(EngineError):
+    """Pulling an image failed (offline, unknown name, registry error)."""
+
+
+class ContainerGone(EngineError):
+    """The container no longer exists (removed by someone else, or auto-removed)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineInfo:
+    """What the daemon says about itself."""
+
+    kind: EngineKind
+    api_version: str
+    server_version: str
+    os: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerState:
+    """The parts of ``State`` the backend needs after a run."""
+
+    running: bool
+    exit_code: int
+    oom_killed: bool
+    error: str = ""
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"1.41"`` -> ``(1, 41)``; junk parts count as 0."""
+    parts: list[int] = []
+    for part in version.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _describe(exc: BaseException) -> str:
+    explanation = getattr(exc, "explanation", None)
+    if isinstance(explanation, bytes):
+        explanation = explanation.decode("utf-8", "replace")
+    return str(explanation or exc).strip()
+
+
+@contextmanager
+def _translated(what: str) -> Iterator[None]:
+    """Translate SDK and transport errors into this module's exceptions, once."""
+    try:
+        yield
+    except docker.errors.ImageNotFound as exc:
+        raise ImageNotFound(f"{what}: {_describe(exc)}", detail=_describe(exc)) from exc
+    except docker.errors.NotFound as exc:
+        raise ContainerGone(f"{what}: {_describe(exc)}", detail=_describe(exc)) from exc
+    except docker.errors.APIError as exc:
+        raise EngineError(f"{what}: {_describe(exc)}", detail=_describe(exc)) from exc
+    except docker.errors.DockerException as exc:
+        raise _connection_error(what, exc) from exc
+    except PermissionError as exc:
+        raise EnginePermissionDenied(f"{what}: permission denied ({exc})", detail=str(exc)) from exc
+    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError, TimeoutError) as exc:
+        raise _connection_error(what, exc) from exc
+    except requests.exceptions.RequestException as exc:
+        raise EngineError(f"{what}: {exc}", detail=str(exc)) from exc
+
+
+def _connection_error(what: str, exc: BaseException) -> EngineError:
+    text = str(exc)
+    if "Permission denied" in text or "PermissionError" in text:
+        return EnginePermissionDenied(f"{what}: permission denied on the socket", detail=text)
+    return EngineUnreachable(f"{what}: the daemon does not answer ({text})", detail=text)
+
+
+class Attachment:
+    """The raw, multiplexed stdio stream of one container (attached before start).
+
+    ``send_and_close_stdin`` writes stdin and half-closes it; ``frames``
+    yields ``(stream, bytes)`` with stream 1 = stdout, 2 = stderr, or
+    ``(0, b"")`` when ``poll`` seconds passed without data (so the reader
+    can check its deadline), and ends at EOF. ``close`` is idempotent and
+    may be called from any thread to unblock the reader.
+    """
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        sock = getattr(raw, "_sock", raw)
+        if not isinstance(sock, socket.socket):
+            raise EngineError(f"attach returned an unsupported stream type {type(raw).__name__}")
+        self._sock: socket.socket = sock
+        self._closed = False
+
+    def send_and_close_stdin(self, data: bytes) -> None:
+        try:
+            self._sock.settimeout(None)
+            self._sock.sendall(data)
+            self._sock.shutdown(socket.SHUT_WR)
+        except OSError as exc:
+            raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
+
+    def frames(self, poll: float) -> Iterator[tuple[int, bytes]]:
+        buf = bytearray()
+        self._sock.settimeout(poll)
+        while True:
+            while len(buf) >= 8:
+                size = int.from_bytes(buf[4:8], "big")
+                if len(buf) < 8 + size:
+                    break
+                stream = buf[0]
+                payload = bytes(buf[8 : 8 + size])
+                del buf[: 8 + size]
+                if payload:
+                    yield stream, payload
+            try:
+                chunk = self._sock.recv(1 << 16)
+            except TimeoutError:
+                yield 0, b""
+                continue
+            except OSError:
+                if self._closed:
+                    return
+                raise
+            if not chunk:
+                return
+            buf += chunk
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self._raw.close()
+        except OSError:
+            pass
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+
+class Engine:
+    """A connection to one Docker-compatible daemon (Docker or Podman).
+
+    Construction makes no request. ``timeout`` bounds every plain API call;
+    attach streams are bounded by the caller's own deadline instead.
+    """
+
+    def __init__(self, base_url: str, *, timeout: float = 10.0, version: str = MIN_API_VERSION) -> None:
+        self.base_url = base_url
+        try:
+            self._api: Any = docker.APIClient(base_url=base_url, version=version, timeout=timeout)
+        except docker.errors.DockerException as exc:
+            raise EngineUnreachable(f"cannot use {base_url}: {exc}", detail=str(exc)) from exc
+
+    def close(self) -> None:
+        """Close the HTTP pool. Idempotent."""
+        try:
+            self._api.close()
+        except Exception:  # closing a pool must never raise into cleanup paths
+            log.debug("closing the docker client failed", exc_info=True)
+
+    # -- the daemon ---------------------------------------------------------
+
+    def ping(self) -> EngineInfo:
+        """Ask the daemon who it is.
+
+        Raises:
+            EngineUnreachable, EnginePermissionDenied, EngineError.
+        """
+        with _translated(f"ping {self.base_url}"):
+            response = self._api._get(self._api._url("/_ping"))
+            self._api._raise_for_status(response)
+            server_header = str(response.headers.get("Server", ""))
+            version: Mapping[str, Any] = self._api.version(api_version=False)
+        components = version.get("Components") or []
+        names = " ".join(str(c.get("Name", "")) for c in components if isinstance(c, Mapping))
+        podman = "libpod" in server_header.lower() or "podman" in names.lower()
+        return EngineInfo(
+            kind=EngineKind.PODMAN if podman else EngineKind.DOCKER,
+            api_version=str(version.get("ApiVersion", "")),
+            server_version=str(version.get("Version", "")),
+            os=str(version.get("Os", "")),
+        )
+
+    # -- images -------------------------------------------------------------
+
+    def image_present(self, ref: str) -> bool:
+        """Whether ``ref`` is in the local image store."""
+        try:
+            with _translated(f"inspect image {ref}"):
+                self._api.inspect_image(ref)
+        except (ImageNotFound, ContainerGone):
+            return False
+        return True
+
+    def pull(self, ref: str, progress: Callable[[str, float], None] | None = None) -> None:
+        """Pull ``ref``, reporting layer progress as it goes.
+
+        Raises:
+            ImagePullFailed: the registry cannot be reached or has no such image.
+        """
+        repo, tag = _split_ref(ref)
+        layers: dict[str, tuple[int, int]] = {}
+        try:
+            with _translated(f"pull {ref}"):
+                for event in self._api.pull(repo, tag=tag, stream=True, decode=True):
+                    if not isinstance(event, Mapping):
+                        continue
+                    if "error" in event:
+                        raise ImagePullFailed(f"pull {ref}: {event['error']}", detail=str(event["error"]))
+                    detail = event.get("progressDetail") or {}
+                    layer = str(event.get("id", ""))
+                    if layer and isinstance(detail, Mapping) and detail.get("total"):
+                        layers[layer] = (int(detail.get("current", 0)), int(detail["total"]))
+                    if progress is not None:
+                        done = sum(c for c, _ in layers.values())
+                        total = sum(t for _, t in layers.values())
+                        fraction = min(1.0, done / total) if total else -1.0
+                        progress(f"pulling {ref}: {event.get('status', '')}".strip(), fraction)
+        except ImagePullFailed:
+            raise
+        except EngineError as exc:
+            raise ImagePullFailed(str(exc), detail=exc.detail) from exc
+        if not self.image_present(ref):
+            raise ImagePullFailed(f"pull {ref} finished but the image is not present")
+
+    # -- containers ---------------------------------------------------------
+
+    def create(
+        self,
+        image: str,
+        argv: list[str],
+        create_kwargs: Mapping[str, object],
+        environment: Mapping[str, str],
+    ) -> str:
+        """Create (not start) a container that runs exactly ``argv``; return its id.
+
+        ``argv`` replaces the image's entrypoint and command. ``create_kwargs``
+        is ``hardening_profile(...)``: ``host_config`` (for
+        ``create_host_config``) and the rest for ``create_container``.
+        """
+        kwargs = dict(create_kwargs)
+        host = kwargs.pop("host_config")
+        assert isinstance(host, Mapping)
+        with _translated(f"create a container from {image}"):
+            host_config = self._api.create_host_config(**host)
+            created = self._api.create_container(
+                image,
+                entrypoint=list(argv),
+                command=[],
+                environment=dict(environment),
+                host_config=host_config,
+                **kwargs,
+            )
+        return str(created["Id"])
+
+    def attach(self, container: str) -> Attachment:
+        """Attach to stdin, stdout and stderr. Call before ``start`` to miss nothing."""
+        with _translated("attach"):
+            raw = self._api.attach_socket(container, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        return Attachment(raw)
+
+    def start(self, container: str) -> None:
+        with _translated("start the container"):
+            self._api.start(container)
+
+    def kill(self, container: str) -> None:
+        """SIGKILL the container; a container that already stopped or is gone is fine."""
+        try:
+            with _translated("kill the container"):
+                self._api.kill(container, signal="SIGKILL")
+        except ContainerGone:
+            return
+        except EngineError as exc:
+            if "is not running" in exc.detail or "not running" in str(exc):
+                return
+            raise
+
+    def wait(self, container: str, timeout: float) -> int:
+        """Wait for the container to stop; return its exit code."""
+        with _translated("wait for the container"):
+            result: Mapping[str, Any] = self._api.wait(container, timeout=timeout)
+        return int(result.get("StatusCode", -1))
+
+    def state(self, container: str) -> ContainerState:
+        with _translated("inspect the container"):
+            attrs: Mapping[str, Any] = self._api.inspect_container(container)
+        state: Mapping[str, Any] = attrs.get("State") or {}
+        return ContainerState(
+            running=bool(state.get("Running")),
+            exit_code=int(state.get("ExitCode", -1)),
+            oom_killed=bool(state.get("OOMKilled")),
+            error=str(state.get("Error") or ""),
+        )
+
+    def remove(self, container: str) -> None:
+        """Force-remove the container and its anonymous volumes; gone already is fine."""
+        try:
+            with _translated("remove the container"):
+                self._api.remove_container(container, force=True, v=True)
+        except ContainerGone:
+            return
+        except EngineError as exc:
+            if "already in progress" in exc.detail:
+                return
+            raise
+
+    def containers(self, label: str = LABEL) -> list[str]:
+        """Ids of every container (running or not) that carries ``label``."""
+        with _translated("list containers"):
+            found: list[Mapping[str, Any]] = self._api.containers(all=True, filters={"label": label})
+        return [str(c["Id"]) for c in found]
+
+
+def _split_ref(ref: str) -> tuple[str, str | None]:
+    """``"node:22-slim"`` -> ``("node", "22-slim")``; digests stay on the repository."""
+    if "@" in ref:
+        return ref, None
+    name, _, tag = ref.rpartition(":")
+    if name and "/" not in tag:
+        return name, tag
+    return ref, "latest"

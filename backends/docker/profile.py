@@ -1,0 +1,154 @@
+"""The hardening profile: one pure function from limits to container-create arguments.
+
+``hardening_profile(limits, spec, kind)`` is deterministic, makes no call to
+a daemon and is unit-tested on its own. What it guarantees for every run:
+
+* root filesystem read-only; the only writable places are size-limited
+  tmpfs mounts: ``/work`` and ``/tmp`` (exec allowed, for compiled programs),
+  ``/out`` and ``/in`` (noexec). ``/in`` is filled by the in-container
+  wrapper and then made read-only by permission (see ``wrapper``);
+* no capabilities (``cap_drop=ALL``), ``no-new-privileges``, user
+  ``65534:65534``, no privileged mode, no devices, no host bind mounts or
+  volumes, no Docker socket, ``network_mode="none"``, ``ipc_mode="none"``,
+  an init process (``docker-init``/catatonit) as PID 1;
+* memory = memory+swap (no swap), ``pids_limit``, ``nano_cpus``;
+* ulimits: ``nofile``, ``nproc``, ``fsize``, ``cpu`` (from ``cpu_time``) and
+  ``core=0``; logging driver ``none`` (guest output never reaches the
+  daemon's log files: it is read from the attach stream only).
+
+Precision, per limit:
+
+* ``memory``: the cgroup limit of the whole container (the guest, its tmpfs
+  pages and the small wrapper); exceeding it OOM-kills a process.
+* ``max_procs``: ``pids_limit = max_procs + PIDS_OVERHEAD`` (init and the
+  wrapper shell are not the guest's). ``nproc`` is counted per host uid
+  across every container, so it is only a generous backstop
+  (``NPROC_CEILING``); the pids cgroup is the per-run limit.
+* ``fs_quota``/``max_files``: each tmpfs is capped at ``fs_quota`` bytes and
+  ``max_files`` inodes (the guest gets ENOSPC there); the total over
+  ``/in``, ``/work`` and ``/out`` (the VFS's three trees) is checked after
+  the run by the backend. ``/tmp`` is scratch of its own ``fs_quota`` size
+  with at least ``TMP_MIN_INODES`` inodes (compiler caches live there).
+  Podman (4.3) rejects ``nr_inodes``: there ``max_files`` is only checked
+  when ``/out`` is collected, not while the guest runs.
+* ``cpu_time``: RLIMIT_CPU, per process (SIGXCPU, then SIGKILL one second
+  later); ``wall_time`` is enforced by the backend, not here.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Final
+
+from playground.core import DockerSpec, Limits
+
+#: The label every sandbox container carries, so leaks can be found (``docker ps -af label=...``).
+LABEL: Final = "io.github.sandbox-playground"
+#: The uid:gid every guest runs as (``nobody:nogroup`` on Debian).
+GUEST_USER: Final = "65534:65534"
+#: Processes in the container that are not the guest: init and the wrapper shell.
+PIDS_OVERHEAD: Final = 2
+#: CPUs granted to one run (``nano_cpus``); ``Limits`` has no CPU-count field.
+CPUS: Final = 1.0
+#: RLIMIT_NPROC is per host uid, shared by every concurrent run: a backstop only.
+NPROC_CEILING: Final = 4096
+#: Open files per process.
+NOFILE: Final = 1024
+#: Extra room on RLIMIT_FSIZE so a full tmpfs (ENOSPC) trips before SIGXFSZ.
+FSIZE_SLACK: Final = 1 << 20
+#: The tmpfs mounts.
+MOUNTS: Final = ("/in", "/work", "/out", "/tmp")
+#: /tmp is scratch outside the VFS count (toolchain caches: Go's has 256 directories).
+TMP_MIN_INODES: Final = 4096
+
+
+class EngineKind(enum.Enum):
+    """Which daemon speaks the Docker API; they differ in tmpfs ownership options."""
+
+    DOCKER = "docker"
+    PODMAN = "podman"
+
+
+def _tmpfs_options(path: str, limits: Limits, kind: EngineKind) -> str:
+    options = ["rw", "nosuid", "nodev"]
+    options.append("exec" if path in ("/work", "/tmp") else "noexec")
+    quota = limits.get("fs_quota")
+    if quota is not None:
+        options.append(f"size={int(quota)}")
+    max_files = limits.get("max_files")
+    if max_files is not None and kind is EngineKind.DOCKER:  # Podman 4.3 rejects nr_inodes
+        inodes = max(int(max_files), TMP_MIN_INODES) if path == "/tmp" else int(max_files)
+        options.append(f"nr_inodes={inodes}")
+    if path == "/tmp":
+        options.append("mode=1777")
+    else:
+        options.append("mode=0755")
+        if kind is EngineKind.PODMAN:
+            options.append("U")
+        else:
+            uid, gid = GUEST_USER.split(":")
+            options.extend((f"uid={uid}", f"gid={gid}"))
+    return ",".join(options)
+
+
+def hardening_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+    """Create-kwargs for one hardened run of ``spec`` under ``limits``.
+
+    ``limits`` must be validated (every field set; ``UNLIMITED`` fields are
+    left out, never mapped to a huge number). The result has a
+    ``host_config`` mapping (arguments of the SDK's ``create_host_config``)
+    and the remaining ``create_container`` arguments. Pure: same input, same
+    output, no I/O.
+    """
+    memory = limits.get("memory")
+    max_procs = limits.get("max_procs")
+    fs_quota = limits.get("fs_quota")
+    cpu_time = limits.get("cpu_time")
+
+    ulimits: list[dict[str, object]] = [
+        {"name": "nofile", "soft": NOFILE, "hard": NOFILE},
+        {"name": "nproc", "soft": NPROC_CEILING, "hard": NPROC_CEILING},
+        {"name": "core", "soft": 0, "hard": 0},
+    ]
+    if fs_quota is not None:
+        fsize = int(fs_quota) + FSIZE_SLACK
+        ulimits.append({"name": "fsize", "soft": fsize, "hard": fsize})
+    if cpu_time is not None:
+        seconds = max(1, math.ceil(cpu_time))
+        ulimits.append({"name": "cpu", "soft": seconds, "hard": seconds + 1})
+
+    host_config: dict[str, object] = {
+        "read_only": True,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "privileged": False,
+        "network_mode": "none",
+        "ipc_mode": "none",
+        "init": True,
+        "nano_cpus": int(CPUS * 1_000_000_000),
+        "tmpfs": {path: _tmpfs_options(path, limits, kind) for path in MOUNTS},
+        "ulimits": ulimits,
+        "log_config": {"type": "none", "config": {}},
+        "binds": [],
+        "devices": [],
+        "auto_remove": False,
+    }
+    if memory is not None:
+        host_config["mem_limit"] = int(memory)
+        host_config["memswap_limit"] = int(memory)
+    if max_procs is not None:
+        host_config["pids_limit"] = int(max_procs) + PIDS_OVERHEAD
+    else:
+        host_config["pids_limit"] = -1
+
+    return {
+        "host_config": host_config,
+        "user": GUEST_USER,
+        "working_dir": spec.workdir,
+        "hostname": "sandbox",
+        "network_disabled": True,
+        "stdin_open": True,
+        "tty": False,
+        "labels": {LABEL: "1"},
+    }

@@ -1,0 +1,104 @@
+"""Splitting guest stdout from the wrapper's trailer, and reading the trailer.
+
+The wrapper (see ``wrapper``) ends its stdout with ``\\n MARK \\n``, usage
+reports and a tar of ``/out``. ``MarkerSplitter`` finds the first marker in
+a stream of chunks while holding back only ``len(needle) - 1`` bytes, so
+guest output reaches the capture as it arrives. ``parse_trailer`` reads the
+sections; every field is optional because a guest may have forged or cut
+the trailer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+_SECTIONS: Final = 4
+
+
+class MarkerSplitter:
+    """Feed stdout chunks; get back guest bytes (before the marker) and trailer bytes (after)."""
+
+    def __init__(self, mark: str) -> None:
+        self._needle = b"\n" + mark.encode() + b"\n"
+        self._pending = bytearray()
+        self.found = False
+
+    def feed(self, data: bytes) -> tuple[bytes, bytes]:
+        """Return ``(guest_bytes, trailer_bytes)`` that are certain so far."""
+        if self.found:
+            return b"", data
+        self._pending += data
+        index = self._pending.find(self._needle)
+        if index >= 0:
+            guest = bytes(self._pending[:index])
+            trailer = bytes(self._pending[index + len(self._needle) :])
+            self._pending.clear()
+            self.found = True
+            return guest, trailer
+        keep = len(self._needle) - 1
+        if len(self._pending) <= keep:
+            return b"", b""
+        guest = bytes(self._pending[:-keep])
+        del self._pending[:-keep]
+        return guest, b""
+
+    def flush(self) -> bytes:
+        """Guest bytes still held back (the stream ended without a marker)."""
+        rest = bytes(self._pending)
+        self._pending.clear()
+        return rest
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MountUsage:
+    """One mount as ``df -P`` reported it (bytes, or inodes for the ``-i`` report)."""
+
+    total: int
+    used: int
+    available: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trailer:
+    """What the wrapper reported after the program ended."""
+
+    space: dict[str, MountUsage] = field(default_factory=dict)
+    inodes: dict[str, MountUsage] = field(default_factory=dict)
+    peak_memory: int = 0
+    out_tar: bytes = b""
+    complete: bool = False
+
+
+def parse_df(text: str, *, scale: int) -> dict[str, MountUsage]:
+    """Parse ``df -P`` output (header line, then one line per mount) into a map by mount point."""
+    usage: dict[str, MountUsage] = {}
+    for line in text.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 6:
+            continue
+        try:
+            total, used, available = (int(fields[1]), int(fields[2]), int(fields[3]))
+        except ValueError:
+            continue
+        usage[fields[-1]] = MountUsage(total=total * scale, used=used * scale, available=available * scale)
+    return usage
+
+
+def parse_trailer(data: bytes, mark: str) -> Trailer:
+    """Split ``data`` (everything after the first marker) into its sections."""
+    parts = data.split(mark.encode() + b"\n", _SECTIONS - 1)
+    while len(parts) < _SECTIONS:
+        parts.append(b"")
+    space_text, inode_text, memory_text, out_tar = parts
+    try:
+        peak = int(memory_text.strip() or b"0")
+    except ValueError:
+        peak = 0
+    return Trailer(
+        space=parse_df(space_text.decode("utf-8", "replace"), scale=1024),
+        inodes=parse_df(inode_text.decode("utf-8", "replace"), scale=1),
+        peak_memory=max(0, peak),
+        out_tar=out_tar,
+        complete=data.count(mark.encode() + b"\n") >= _SECTIONS - 1,
+    )

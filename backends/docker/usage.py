@@ -1,0 +1,125 @@
+"""Checking what a run used against its limits, and bringing ``/out`` into the VFS.
+
+Sizes on the container side are in tmpfs pages (``PAGE``): that is what a
+tmpfs charges, so a quota of N bytes holds fewer than N one-byte files.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+from typing import Final
+
+from backends.docker.outtar import OutQuotaExceeded, read_out_archive
+from backends.docker.trailer import Trailer
+from backends.docker.wrapper import REPORTED_MOUNTS
+from playground.core import VFS, FSQuotaExceeded, Limits, Request, VFSError
+from playground.core.vfs import Dir
+
+log = logging.getLogger(__name__)
+
+#: The mounts whose total is held to ``fs_quota`` (``/tmp`` is scratch with its own cap).
+VFS_MOUNTS: Final = ("/in", "/work", "/out")
+#: The tmpfs allocation unit.
+PAGE: Final = 4096
+#: Free space (bytes) below which a tmpfs counts as full.
+FULL_BELOW: Final = 4096
+
+
+def collect_out(trailer: Trailer, vfs: VFS, limits: Limits) -> None:
+    """Copy the accepted ``/out`` entries into the VFS, which enforces the run's quota.
+
+    Raises:
+        FSQuotaExceeded: too many bytes or entries (entries read before that stay).
+    """
+    quota = limits.get("fs_quota")
+    max_files = limits.get("max_files")
+    try:
+        archive = read_out_archive(
+            trailer.out_tar,
+            max_bytes=None if quota is None else int(quota),
+            max_entries=None if max_files is None else int(max_files),
+        )
+    except OutQuotaExceeded as exc:
+        raise FSQuotaExceeded(str(exc)) from None
+    for name, why in archive.refused:
+        log.warning("refused /out entry %r: %s", name, why)
+    out = vfs.root.children["out"]
+    assert isinstance(out, Dir)
+    try:
+        for name in archive.dirs:
+            current = out
+            for part in name.split("/"):
+                child = current.children.get(part)
+                if child is None:
+                    child = vfs.mkdir(current, part)
+                if not isinstance(child, Dir):
+                    log.warning("refused /out directory %r: a file is in the way", name)
+                    break
+                current = child
+        for name, data in archive.files:
+            try:
+                vfs.write_file(f"/out/{name}", data)
+            except VFSError as exc:
+                if exc.errno == errno.EDQUOT:
+                    raise
+                log.warning("refused /out file %r: %s", name, exc.strerror)
+    except VFSError as exc:
+        if exc.errno == errno.EDQUOT:
+            raise FSQuotaExceeded(f"/out does not fit the filesystem quota: {exc.strerror}") from None
+        log.warning("refused part of /out: %s", exc.strerror)
+
+
+def hit_memory_ceiling(trailer: Trailer | None, limits: Limits, exit_code: int) -> bool:
+    """Podman (4.3) does not set ``OOMKilled``: a failed run whose cgroup peak reached the limit was OOM-killed."""
+    memory = limits.get("memory")
+    if trailer is None or memory is None or exit_code == 0:
+        return False
+    return trailer.peak_memory >= int(memory) - 64 * PAGE
+
+
+def _pages(size: int) -> int:
+    return -(-size // PAGE) * PAGE
+
+
+def check_inputs_fit(request: Request) -> None:
+    """Refuse up front what could not be unpacked into the tmpfs mounts (sizes in tmpfs pages).
+
+    Raises:
+        FSQuotaExceeded: ``/in``, or the program plus stdin in ``/work``, exceed ``fs_quota``.
+    """
+    quota = request.limits.get("fs_quota")
+    if quota is None:
+        return
+    inputs = sum(_pages(len(f.data)) for _, f in request.vfs.iter_files(_base(request.vfs, "in")))
+    if inputs > quota:
+        raise FSQuotaExceeded(f"the /in files need {inputs} bytes of tmpfs pages; the quota is {quota}")
+    staged = _pages(len(request.spec.code_bytes)) + _pages(len(request.stdin)) + 2 * PAGE
+    if staged > quota:
+        raise FSQuotaExceeded(f"the program and its stdin need {staged} bytes in /work; the quota is {quota}")
+
+
+def _base(vfs: VFS, name: str) -> Dir:
+    node = vfs.root.children[name]
+    assert isinstance(node, Dir)
+    return node
+
+
+def quota_hit(trailer: Trailer, limits: Limits) -> str:
+    """Why the guest ran into its filesystem quota, or "" if it did not."""
+    quota = limits.get("fs_quota")
+    max_files = limits.get("max_files")
+    for mount in REPORTED_MOUNTS:
+        if mount == "/in":
+            continue
+        usage = trailer.space.get(mount)
+        if quota is not None and usage is not None and usage.total and usage.available < FULL_BELOW:
+            return f"{mount} is full (filesystem quota of {quota} bytes)"
+        inodes = trailer.inodes.get(mount)
+        if max_files is not None and inodes is not None and inodes.total and inodes.available <= 0:
+            return f"{mount} ran out of files (limit of {max_files})"
+    if quota is not None:
+        used = sum(u.used for m, u in trailer.space.items() if m in VFS_MOUNTS)
+        if used > quota:
+            return f"the guest used {used} bytes in /in, /work and /out (in tmpfs pages); the quota is {quota}"
+    return ""

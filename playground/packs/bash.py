@@ -1,0 +1,21 @@
+"""Bash in a container (Docker tier only).
+
+Image: the official ``bash:5`` (Alpine based). No digest is pinned: none
+could be looked up offline, so the tag is used as is; pin one with a local
+override. Offline and in tests: ``PLAYGROUND_IMAGE_BASH=playground-bash:local``
+(built by ``packaging/images/build.sh bash``).
+"""
+
+from playground.core import DockerSpec, Pack
+
+PACK = Pack(
+    name="bash",
+    aliases=("sh",),
+    version="5",
+    extensions=(".sh", ".bash"),
+    docker=DockerSpec(image="bash:5", cmd=("bash", "{main}", "{args}"), main_file="main.sh"),
+    example='name="world"\necho "hello, $name from bash $BASH_VERSION"\n',
+    description="GNU Bash in a hardened container",
+)
+
+__all__ = ["PACK"]

@@ -1,0 +1,21 @@
+"""Node.js in a container (Docker tier only).
+
+Image: the official ``node:22-slim``; no digest pinned (none known offline).
+Claims no file extension: ``.js``, ``.mjs`` and ``.cjs`` belong to the
+``javascript`` pack (QuickJS on the Wasm tier); ask for node by name. Offline and in tests:
+``PLAYGROUND_IMAGE_NODE=playground-node:local`` (Debian's nodejs, built by
+``packaging/images/build.sh node``).
+"""
+
+from playground.core import DockerSpec, Pack
+
+PACK = Pack(
+    name="node",
+    aliases=("nodejs",),
+    version="22",
+    docker=DockerSpec(image="node:22-slim", cmd=("node", "{main}", "{args}"), main_file="main.js"),
+    example='const os = require("os");\nconsole.log(`hello from node ${process.version} on ${os.platform()}`);\n',
+    description="Node.js in a hardened container",
+)
+
+__all__ = ["PACK"]

@@ -1,0 +1,81 @@
+"""Fixtures for the Docker tier's tests: a real daemon, local images, leak checks.
+
+Without a reachable daemon every test here is skipped with the reason;
+under ``CI=true`` a missing daemon fails instead (CI must start one:
+``bash packaging/docker_daemon.sh start``). Images come from
+``packaging/images/build.sh``: a pack whose ``PLAYGROUND_IMAGE_<PACK>`` is
+unset is pointed at ``playground-<pack>:local`` when that image exists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from backends.docker import DockerBackend
+from backends.docker.detect import DaemonProbe
+from backends.docker.engine import Engine
+from backends.docker.images import env_var
+from playground.core import DOCKER_ONLY, Limits, Pack, Sandbox
+from playground.packs import bash, go, java, node, rust
+
+PACKS: tuple[Pack, ...] = (bash.PACK, node.PACK, go.PACK, java.PACK, rust.PACK)
+
+#: Generous limits so only the limit under test trips.
+TEST_LIMITS = Limits(wall_time=30.0, cpu_time=30.0)
+#: The compilers need more room than the defaults.
+COMPILE_LIMITS = Limits(wall_time=120.0, cpu_time=120.0, memory=768 << 20, fs_quota=256 << 20, max_files=4096)
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[Engine]:
+    probe = DaemonProbe(timeout=3.0).get()
+    if probe.endpoint is None:
+        message = f"no Docker daemon reachable: {probe.reason} (start one: bash packaging/docker_daemon.sh start)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    eng = Engine(probe.endpoint.url, timeout=30.0)
+    for pack in PACKS:
+        name = env_var(pack.name)
+        local = f"playground-{pack.name}:local"
+        if not os.environ.get(name) and eng.image_present(local):
+            os.environ[name] = local
+    yield eng
+    eng.close()
+
+
+def image_available(engine: Engine, pack: Pack) -> bool:
+    image = os.environ.get(env_var(pack.name))
+    return bool(image) and engine.image_present(image or "")
+
+
+@pytest.fixture(autouse=True)
+def no_container_leaks(engine: Engine) -> Iterator[None]:
+    """Every test leaves exactly as many sandbox containers as it found."""
+    before = set(engine.containers())
+    yield
+    after = set(engine.containers())
+    assert after <= before, f"containers leaked: {sorted(c[:12] for c in after - before)}"
+
+
+@pytest.fixture
+def backend(engine: Engine) -> Iterator[DockerBackend]:
+    b = DockerBackend(packs=PACKS, pull_timeout=10.0)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def sandbox(backend: DockerBackend) -> Iterator[Sandbox]:
+    sb = Sandbox(backends=[backend], packs=PACKS, policy=DOCKER_ONLY, default_limits=TEST_LIMITS)
+    yield sb
+    sb.close()
+
+
+def require_image(engine: Engine, pack: Pack) -> None:
+    if not image_available(engine, pack):
+        image = os.environ.get(env_var(pack.name)) or (pack.docker and pack.docker.image)
+        pytest.skip(f"image {image} for {pack.name} is not present (bash packaging/images/build.sh {pack.name})")

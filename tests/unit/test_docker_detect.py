@@ -1,0 +1,94 @@
+"""Daemon detection and image overrides, without a daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from backends.docker import DockerBackend, ImageResolver
+from backends.docker.detect import candidate_endpoints
+from playground.core import DOCKER_ONLY, BackendUnavailable, Sandbox, Spec
+from playground.packs import bash, node
+
+
+def test_candidates_follow_docker_host() -> None:
+    assert [e.url for e in candidate_endpoints({"DOCKER_HOST": "tcp://127.0.0.1:2375"})] == ["tcp://127.0.0.1:2375"]
+    urls = [e.url for e in candidate_endpoints({"XDG_RUNTIME_DIR": "/run/user/1000"})]
+    assert urls == [
+        "unix:///var/run/docker.sock",
+        "unix:///run/user/1000/docker.sock",
+        "unix:///run/user/1000/podman/podman.sock",
+        "unix:///run/podman/podman.sock",
+    ]
+
+
+def test_missing_daemon_is_backend_unavailable_with_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    backend = DockerBackend(packs=[bash.PACK])
+    started = time.monotonic()
+    reason = backend.unavailable_reason(bash.PACK)
+    assert reason is not None and "no socket at" in reason and "no-such.sock" in reason
+    sandbox = Sandbox(backends=[backend], packs=[bash.PACK], policy=DOCKER_ONLY)
+    with pytest.raises(BackendUnavailable, match="no socket at"):
+        asyncio.run(sandbox.run(Spec(lang="bash", code="echo hi")))
+    assert time.monotonic() - started < 5
+    [line] = backend.diagnostics()
+    assert not line.ok and not line.required and line.hint
+
+
+def test_socket_that_does_not_answer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "silent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    try:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{path}")
+        backend = DockerBackend(probe_timeout=0.5)
+        started = time.monotonic()
+        reason = backend.unavailable_reason(bash.PACK)
+        assert reason is not None and "does not answer" in reason
+        assert time.monotonic() - started < 3
+        # cached: the second question does not probe again
+        started = time.monotonic()
+        assert backend.unavailable_reason(bash.PACK) == reason
+        assert time.monotonic() - started < 0.1
+    finally:
+        server.close()
+
+
+def test_pack_without_docker_spec() -> None:
+    from playground.core import Pack, WasmSpec
+
+    pack = Pack(name="wasmonly", wasm=WasmSpec(module=None))
+    assert DockerBackend().unavailable_reason(pack) == "wasmonly has no Docker image"
+
+
+def test_image_override_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = tmp_path / "images.json"
+    resolver = ImageResolver(config)
+    monkeypatch.delenv("PLAYGROUND_IMAGE_NODE", raising=False)
+    assert resolver.resolve(node.PACK) == ("node:22-slim", "pack node")
+    config.write_text(json.dumps({"nodejs": "from-file:1"}))
+    assert resolver.resolve(node.PACK)[0] == "from-file:1"
+    monkeypatch.setenv("PLAYGROUND_IMAGE_NODE", "from-env:2")
+    assert resolver.resolve(node.PACK) == ("from-env:2", "$PLAYGROUND_IMAGE_NODE")
+
+
+def test_bad_config_file_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = tmp_path / "images.json"
+    config.write_text("{not json")
+    monkeypatch.delenv("PLAYGROUND_IMAGE_BASH", raising=False)
+    assert ImageResolver(config).resolve(bash.PACK)[0] == "bash:5"
+
+
+def test_close_is_idempotent_and_final() -> None:
+    backend = DockerBackend()
+    backend.close()
+    backend.close()
+    assert backend.unavailable_reason(bash.PACK) == "the Docker backend is closed"

@@ -1,0 +1,212 @@
+"""Strict parsing of a guest's /out tar stream, and the stdout/trailer split, without a daemon."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+import pytest
+
+from backends.docker.outtar import OutQuotaExceeded, clean_member_name, read_out_archive
+from backends.docker.trailer import MarkerSplitter, parse_df, parse_trailer
+from backends.docker.wrapper import STAGE, expand, input_archive, wrapper_script
+from playground.core import VFS, DockerSpec
+
+
+def make_tar(*entries: tuple[str, str, bytes | str]) -> bytes:
+    """entries: (name, kind, data-or-linkname); kind in file/dir/sym/hard/fifo/chr/blk."""
+    buf = io.BytesIO()
+    kinds = {
+        "file": tarfile.REGTYPE,
+        "dir": tarfile.DIRTYPE,
+        "sym": tarfile.SYMTYPE,
+        "hard": tarfile.LNKTYPE,
+        "fifo": tarfile.FIFOTYPE,
+        "chr": tarfile.CHRTYPE,
+        "blk": tarfile.BLKTYPE,
+    }
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as archive:
+        for name, kind, payload in entries:
+            info = tarfile.TarInfo(name)
+            info.type = kinds[kind]
+            if kind == "file":
+                assert isinstance(payload, bytes)
+                info.size = len(payload)
+                archive.addfile(info, io.BytesIO(payload))
+            else:
+                if kind in ("sym", "hard"):
+                    assert isinstance(payload, str)
+                    info.linkname = payload
+                archive.addfile(info)
+    return buf.getvalue()
+
+
+def test_regular_files_and_dirs() -> None:
+    data = make_tar((".", "dir", b""), ("./a.txt", "file", b"A"), ("./d", "dir", b""), ("./d/b.bin", "file", b"\0\1"))
+    out = read_out_archive(data, max_bytes=100, max_entries=10)
+    assert out.files == [("a.txt", b"A"), ("d/b.bin", b"\0\1")]
+    assert out.dirs == ["d"]
+    assert out.refused == []
+    assert out.total_bytes == 3
+
+
+def test_empty_stream_is_empty_out() -> None:
+    assert read_out_archive(b"", max_bytes=1, max_entries=1).files == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "payload", "why"),
+    [
+        ("sym", "/etc/passwd", "symbolic link"),
+        ("hard", "a.txt", "hard link"),
+        ("fifo", b"", "FIFO"),
+        ("chr", b"", "character device"),
+        ("blk", b"", "block device"),
+    ],
+)
+def test_links_and_special_files_are_refused(kind: str, payload: bytes | str, why: str) -> None:
+    data = make_tar(("./a.txt", "file", b"A"), ("./evil", kind, payload), ("./z.txt", "file", b"Z"))
+    out = read_out_archive(data, max_bytes=100, max_entries=10)
+    assert [name for name, _ in out.files] == ["a.txt", "z.txt"]
+    assert out.refused == [("evil", why)]
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../x", "a/../../x", "./a/../b", "a//b", "a\\b", "a\x00b"])
+def test_unsafe_names_are_refused(name: str) -> None:
+    assert clean_member_name(name) is None
+
+
+def test_unsafe_names_inside_an_archive() -> None:
+    data = make_tar(("../escape", "file", b"x"), ("/abs", "file", b"y"), ("ok", "file", b"z"))
+    out = read_out_archive(data, max_bytes=100, max_entries=10)
+    assert out.files == [("ok", b"z")]
+    assert {why for _, why in out.refused} == {"unsafe name"}
+
+
+def test_byte_quota_is_checked_before_reading() -> None:
+    data = make_tar(("a", "file", b"x" * 60), ("b", "file", b"y" * 60))
+    with pytest.raises(OutQuotaExceeded, match="more than 100 bytes"):
+        read_out_archive(data, max_bytes=100, max_entries=10)
+
+
+def test_declared_size_is_not_trusted_or_read() -> None:
+    """A header claiming 10 GB fails on its declared size; nothing that large is read."""
+    info = tarfile.TarInfo("huge")
+    info.size = 10 << 30
+    header = info.tobuf(format=tarfile.GNU_FORMAT)
+    with pytest.raises(OutQuotaExceeded):
+        read_out_archive(header + b"\0" * 1024, max_bytes=1 << 20, max_entries=10)
+
+
+def test_entry_count_limit() -> None:
+    data = make_tar(*((f"f{i}", "file", b"") for i in range(5)))
+    with pytest.raises(OutQuotaExceeded, match="more than 3 entries"):
+        read_out_archive(data, max_bytes=100, max_entries=3)
+    assert len(read_out_archive(data, max_bytes=None, max_entries=None).files) == 5
+
+
+def test_damaged_archive_keeps_the_good_prefix() -> None:
+    data = make_tar(("a", "file", b"A" * 10), ("b", "file", b"B" * 2000))
+    out = read_out_archive(data[:1536], max_bytes=10_000, max_entries=10)
+    assert out.files == [("a", b"A" * 10)]
+    assert out.refused
+    assert out.refused[-1][1] == "truncated" or out.refused[-1][1].startswith("damaged")
+
+
+def test_garbage_is_not_an_archive() -> None:
+    out = read_out_archive(b"not a tar at all" * 100, max_bytes=100, max_entries=10)
+    assert out.files == [] and out.refused
+
+
+# -- the stdout / trailer split ----------------------------------------------------------
+
+
+def test_marker_split_across_chunks() -> None:
+    splitter = MarkerSplitter("abc123")
+    stream = b"hello\nworld" + b"\nabc123\n" + b"TRAILER"
+    guest = bytearray()
+    trailer = bytearray()
+    for i in range(len(stream)):
+        g, t = splitter.feed(stream[i : i + 1])
+        guest += g
+        trailer += t
+    assert bytes(guest) == b"hello\nworld"
+    assert bytes(trailer) == b"TRAILER"
+    assert splitter.found
+
+
+def test_no_marker_flushes_everything() -> None:
+    splitter = MarkerSplitter("zzz")
+    g, t = splitter.feed(b"partial output without end")
+    assert t == b""
+    assert g + splitter.flush() == b"partial output without end"
+    assert not splitter.found
+
+
+def test_parse_trailer_sections() -> None:
+    df_k = (
+        "Filesystem 1024-blocks Used Available Capacity Mounted on\n"
+        "tmpfs 16384 4 16380 1% /work\ntmpfs 16384 16384 0 100% /out\n"
+    )
+    df_i = "Filesystem Inodes IUsed IFree IUse% Mounted on\ntmpfs 256 3 253 2% /work\n"
+    data = df_k.encode() + b"M\n" + df_i.encode() + b"M\n" + b"12345\n" + b"M\n" + b"TARDATA\nM\n"
+    trailer = parse_trailer(data, "M")
+    assert trailer.complete
+    assert trailer.space["/work"].used == 4096 and trailer.space["/out"].available == 0
+    assert trailer.inodes["/work"].available == 253
+    assert trailer.peak_memory == 12345
+    assert trailer.out_tar == b"TARDATA\nM\n"
+
+
+def test_parse_trailer_forged_or_cut() -> None:
+    trailer = parse_trailer(b"junk", "M")
+    assert not trailer.complete and trailer.space == {} and trailer.out_tar == b""
+    assert parse_df("header only\n", scale=1) == {}
+
+
+# -- what goes into the container ------------------------------------------------------
+
+
+def test_expand_main_and_args() -> None:
+    assert expand(("node", "{main}", "{args}", "x{main}"), "/work/m.js", ["a b", "c"]) == [
+        "node",
+        "/work/m.js",
+        "a b",
+        "c",
+        "x/work/m.js",
+    ]
+
+
+def test_wrapper_quotes_arguments_and_chains_compile() -> None:
+    spec = DockerSpec(image="i", compile=("cc", "{main}"), cmd=("/work/a.out", "{args}"), main_file="m.c")
+    script = wrapper_script(spec, ["$(reboot)", "it's"])
+    assert "cc /work/m.c </dev/null 3<&- && /work/a.out '$(reboot)' 'it'\"'\"'s' <&3 3<&-" in script
+    assert "kill -s KILL -1" in script
+
+
+def test_input_archive_layout() -> None:
+    vfs = VFS(fs_quota=None, max_files=None)
+    vfs.seed_inputs({"data/a.txt": b"A", "b.bin": b"\0"})
+    spec = DockerSpec(image="i", cmd=("bash", "{main}"), main_file="main.sh")
+    blob = input_archive(vfs, spec, b"echo hi", b"stdin!", "MARK")
+    with tarfile.open(fileobj=io.BytesIO(blob)) as archive:
+        members = {m.name: m for m in archive.getmembers()}
+        assert set(members) == {
+            "in/b.bin",
+            "in/data",
+            "in/data/a.txt",
+            "work/main.sh",
+            STAGE[1:],
+            f"{STAGE[1:]}/mark",
+            f"{STAGE[1:]}/stdin",
+        }
+        assert all(m.isreg() or m.isdir() for m in members.values())
+
+        def read(name: str) -> bytes:
+            f = archive.extractfile(name)
+            assert f is not None
+            return f.read()
+
+        assert read("work/main.sh") == b"echo hi"
+        assert read(f"{STAGE[1:]}/stdin") == b"stdin!"
+        assert read(f"{STAGE[1:]}/mark") == b"MARK\n"
