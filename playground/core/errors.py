@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from playground.core.result import Result
+    from playground.core.result import Outcome, Result
 
 
 class SandboxError(Exception):
@@ -50,9 +50,11 @@ class LimitExceeded(SandboxError):
     #: Which ``Limits`` field tripped, e.g. ``"wall_time"``.
     limit: str = ""
 
-    def __init__(self, message: str, *, result: Result | None = None) -> None:
+    def __init__(self, message: str, *, result: Result | None = None, outcome: Outcome | None = None) -> None:
         super().__init__(message)
         self.result: Result | None = result
+        #: What the backend knew when the limit tripped (exit code, peak memory), if anything.
+        self.outcome: Outcome | None = outcome
 
 
 class TimeLimitExceeded(LimitExceeded):

@@ -272,7 +272,7 @@ class Sandbox:
             outcome = await backend.run(request)
         except LimitExceeded as exc:
             if exc.result is None:
-                exc.result = result_of(None)
+                exc.result = result_of(exc.outcome)
             raise
 
         result = result_of(outcome)

@@ -236,7 +236,7 @@ class Session:
             except LimitExceeded as exc:
                 self._kill(guest)
                 if exc.result is None:
-                    exc.result = result_of(None)
+                    exc.result = result_of(exc.outcome)
                 raise
             except asyncio.CancelledError:
                 self._kill(guest)

@@ -302,3 +302,18 @@ def test_exported_members_are_sorted_and_complete() -> None:
         if name.startswith("_") or type(value).__name__ == "module":
             continue
         assert id(value) in exported_objects, f"{name} is public in playground.core but not in __all__"
+
+
+async def test_limit_error_keeps_what_the_backend_knew() -> None:
+    from playground.core import MemoryLimitExceeded
+
+    def oom(req: Request) -> Outcome:
+        req.output.write_stdout(b"allocating")
+        raise MemoryLimitExceeded("killed by the OOM killer", outcome=Outcome(exit_code=137, peak_memory=4096))
+
+    sb = Sandbox(backends=[FakeBackend("wasm", oom)], packs=[JS])
+    with pytest.raises(MemoryLimitExceeded) as info:
+        await sb.run(Spec(lang="js", code="x"))
+    result = info.value.result
+    assert result is not None
+    assert (result.exit_code, result.usage.peak_memory, result.stdout) == (137, 4096, b"allocating")
