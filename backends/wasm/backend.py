@@ -1,0 +1,262 @@
+"""``WasmBackend``: runs packs on wasmtime over our own WASI and the in-memory VFS.
+
+Every run gets a fresh Store, instance, descriptor table and VFS (the
+VFS comes from the core), executed on its own worker thread so the event
+loop never blocks. Runtimes are verified (SHA-256) and compiled once, then
+served from the module cache.
+
+Precision of the limits (see ``engine`` and ``runner``): wall time and
+cancellation to one epoch tick (~5 ms); CPU time is the guest thread's CPU
+time, to one tick; memory is a hard cap on linear memory
+(``memory.grow`` fails beyond it) with heuristic reporting; output and the
+filesystem quota are exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import wasmtime
+
+from backends.wasm import launch, runner, transforms
+from backends.wasm.artifacts import ArtifactStore, cache_root
+from backends.wasm.engine import WasmEngine, shared_engine
+from backends.wasm.modcache import ModuleCache
+from backends.wasm.state import RunControl
+from playground.core.backend import Request
+from playground.core.errors import BackendUnavailable, FSQuotaExceeded
+from playground.core.output import Stream
+from playground.core.pack import Pack
+from playground.core.result import Outcome
+from playground.core.vfs import VFSError
+
+log = logging.getLogger(__name__)
+
+#: Native stack of a worker thread: wasm may use 2 MiB of it, plus Python frames of host calls.
+WORKER_STACK: Final = 16 << 20
+_stack_lock = threading.Lock()
+_run_ids = itertools.count(1)
+
+
+class _State(enum.Enum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class WasmBackend:
+    """The ``wasm`` backend. Safe for concurrent runs from one or more event loops.
+
+    ``cache_dir`` overrides the cache location (default: ``cache_root()``,
+    read once at construction); runtimes are looked up under
+    ``<cache_dir>/artifacts`` and compiled modules kept in
+    ``<cache_dir>/modules``.
+
+    Lifecycle: ``close()`` is idempotent; afterwards ``run`` raises
+    ``BackendUnavailable`` and ``unavailable_reason`` says it is closed.
+    Runs already in flight finish normally (each is bounded by its limits).
+    """
+
+    name: Final = "wasm"
+    supports_network: Final = False
+
+    def __init__(self, *, cache_dir: Path | None = None) -> None:
+        root = cache_dir if cache_dir is not None else cache_root()
+        self._root = root
+        self._artifacts = ArtifactStore(root)
+        self._lock = threading.Lock()
+        self._state = _State.OPEN
+        self._engine: WasmEngine | None = None
+        self._modules: ModuleCache | None = None
+
+    @property
+    def cache_dir(self) -> Path:
+        return self._root
+
+    def _machinery(self) -> tuple[WasmEngine, ModuleCache]:
+        with self._lock:
+            if self._engine is None or self._modules is None:
+                self._engine = shared_engine()
+                self._modules = ModuleCache(self._engine, self._root / "modules")
+            return self._engine, self._modules
+
+    @property
+    def modules(self) -> ModuleCache:
+        """The compiled-module cache (built on first use)."""
+        return self._machinery()[1]
+
+    # -- Backend protocol --------------------------------------------------------------------
+
+    def unavailable_reason(self, pack: Pack) -> str | None:
+        """None when ``pack`` can run now. Cheap: a stat per artifact, no hashing."""
+        if self._state is _State.CLOSED:
+            return "wasm backend is closed"
+        spec = pack.wasm
+        if spec is None:
+            return f"{pack.name} has no WebAssembly runtime"
+        if spec.mounts:
+            return "artifact mounts are not supported by the wasm backend yet"
+        if spec.transform:
+            reason = transforms.unavailable_reason(spec.transform)
+            if reason is not None:
+                return reason
+        if spec.module is None:
+            return None
+        return self._artifacts.missing_reason(spec.module, pack.name)
+
+    async def run(self, request: Request) -> Outcome:
+        """Run the request on a worker thread and return its outcome.
+
+        Cancellation: cancelling the awaiting task stops the guest (within
+        one epoch tick, or at once when it sleeps in ``poll_oneoff``); the
+        worker thread is always waited for before ``CancelledError``
+        leaves, so no Store is ever abandoned. A first-time compile cannot
+        be interrupted; the guest is then never started.
+
+        Raises:
+            BackendUnavailable: closed, runtime missing, or artifact hash mismatch.
+            TimeLimitExceeded, MemoryLimitExceeded, OutputLimitExceeded,
+            FSQuotaExceeded: a limit tripped (the core adds the partial result).
+            InvalidSpec: a ``wasm``-pack module that is not valid.
+        """
+        if self._state is _State.CLOSED:
+            raise BackendUnavailable("wasm backend is closed")
+        reason = self.unavailable_reason(request.pack)
+        if reason is not None:
+            raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
+        limits = request.limits
+        memory = limits.get("memory")
+        control = RunControl(wall_limit=limits.get("wall_time"), cpu_limit=limits.get("cpu_time"))
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Outcome] = loop.create_future()
+
+        def work() -> None:
+            try:
+                outcome = self._run_blocking(request, control, None if memory is None else int(memory))
+            except BaseException as exc:  # handed to the awaiting task, whatever it is
+                _deliver(loop, done, None, _as_async(exc))
+            else:
+                _deliver(loop, done, outcome, None)
+
+        _start_worker(work, f"wasm-run-{next(_run_ids)}")
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            if done.done() and not done.cancelled() and done.exception() is None:
+                raise
+            control.cancel()
+            await _wait_quietly(done)
+            raise
+
+    def close(self) -> None:
+        """Refuse new runs. Idempotent; runs in flight finish on their own."""
+        self._state = _State.CLOSED
+
+    # -- the blocking part (worker thread) ---------------------------------------------------
+
+    def _run_blocking(self, request: Request, control: RunControl, memory: int | None) -> Outcome:
+        engine, modules = self._machinery()
+        pack = request.pack
+        spec = pack.wasm
+        assert spec is not None
+        if spec.module is None:
+            module = modules.user(launch.user_module_bytes(request.spec.code, request.vfs))
+            has_program = False
+        else:
+            path = self._artifacts.verified_path(spec.module, pack.name)
+            module = modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=request.progress)
+            program = request.spec.code_bytes
+            if spec.transform:
+                transformed = self._transform(spec.transform, program, spec.main_file)
+                if isinstance(transformed, str):
+                    request.output.write(Stream.STDERR, transformed.encode("utf-8", "replace"))
+                    return Outcome(exit_code=1)
+                program = transformed
+            try:
+                request.vfs.write_file(launch.main_path(pack), program)
+            except VFSError as exc:
+                raise FSQuotaExceeded(f"the program does not fit in the filesystem quota: {exc.strerror}") from None
+            has_program = True
+        plan = runner.Launch(
+            module=module,
+            argv=launch.argv(pack, request.spec, has_program=has_program),
+            env=launch.environment(pack, request.spec),
+            stdin=request.stdin,
+            vfs=request.vfs,
+            output=request.output,
+            memory_limit=memory,
+            wall_limit=control.wall_limit,
+            cpu_limit=control.cpu_limit,
+        )
+        return runner.run(engine, plan, control)
+
+    @staticmethod
+    def _transform(name: str, program: bytes, filename: str) -> bytes | str:
+        """The transformed program, or the error text for stderr."""
+        loaded = transforms.load(name)
+        if isinstance(loaded, str):
+            raise BackendUnavailable(loaded)
+        try:
+            return loaded.transform(program.decode("utf-8", "replace"), filename).encode("utf-8")
+        except transforms.TransformError as exc:
+            text = str(exc)
+            return text if text.endswith("\n") else text + "\n"
+
+
+def _as_async(exc: BaseException) -> BaseException:
+    if isinstance(exc, runner.RunCancelled):
+        return asyncio.CancelledError()
+    if isinstance(exc, (wasmtime.WasmtimeError, wasmtime.Trap)):
+        return runner.HostFailure(f"wasmtime failed: {str(exc).splitlines()[0] if str(exc) else exc!r}")
+    return exc
+
+
+def _settle(done: asyncio.Future[Outcome], outcome: Outcome | None, error: BaseException | None) -> None:
+    if done.done():
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        assert outcome is not None
+        done.set_result(outcome)
+
+
+def _deliver(
+    loop: asyncio.AbstractEventLoop,
+    done: asyncio.Future[Outcome],
+    outcome: Outcome | None,
+    error: BaseException | None,
+) -> None:
+    """Settle ``done`` on its loop's thread (called from the worker)."""
+    try:
+        loop.call_soon_threadsafe(_settle, done, outcome, error)
+    except RuntimeError:  # the loop is closed; nobody is waiting any more
+        log.debug("event loop closed before a wasm run finished")
+
+
+async def _wait_quietly(done: asyncio.Future[Outcome]) -> None:
+    """Wait until the worker delivered, ignoring further cancellation; never raise its error."""
+    while not done.done():
+        try:
+            await asyncio.wait({done})
+        except asyncio.CancelledError:
+            continue
+    if not done.cancelled():
+        done.exception()
+
+
+def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    with _stack_lock:
+        previous = threading.stack_size(WORKER_STACK)
+        try:
+            thread.start()
+        finally:
+            threading.stack_size(previous)
+    return thread

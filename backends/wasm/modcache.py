@@ -1,0 +1,174 @@
+"""Compiled-module cache: on disk for runtimes, in memory for user modules.
+
+Runtime modules (a pack's artifact) are compiled once per machine and
+stored as ``<cache>/modules/<key>.cwasm``, where ``key`` is
+sha256(artifact sha256 + the engine description, which includes the
+wasmtime version and config). Directory mode 0700, file mode 0600, written
+atomically (temp file + ``os.replace``). Each file carries a header with
+the SHA-256 of its payload; an entry that fails that check or that
+wasmtime refuses to deserialize (corrupt, truncated, foreign) is deleted
+and rebuilt, never trusted. Loaded modules also stay in an in-process
+dict, so later runs cost nothing.
+
+User modules (the ``wasm`` pack) are compiled per content hash and kept
+only in a bounded in-memory LRU; they never touch the disk.
+
+Thread-safe: one lock per key ensures a module is compiled once even when
+many runs ask for it at the same time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Final
+
+import wasmtime
+
+from backends.wasm.engine import WasmEngine
+from playground.core.backend import ProgressCallback
+from playground.core.errors import InvalidSpec
+
+log = logging.getLogger(__name__)
+
+_MAGIC: Final = b"SPCWASM1"
+_HEADER: Final = len(_MAGIC) + 32
+#: User modules kept compiled in memory.
+USER_MODULE_CAPACITY: Final = 16
+
+
+def _report(progress: ProgressCallback | None, message: str, fraction: float) -> None:
+    if progress is None:
+        return
+    try:
+        progress(message, fraction)
+    except Exception:
+        log.exception("progress callback failed")
+
+
+class ModuleCache:
+    """Compiled modules for one engine. Thread-safe."""
+
+    def __init__(self, engine: WasmEngine, directory: Path) -> None:
+        self._engine = engine
+        self._dir = directory
+        self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._loaded: dict[str, wasmtime.Module] = {}
+        self._user: OrderedDict[str, wasmtime.Module] = OrderedDict()
+
+    @property
+    def directory(self) -> Path:
+        return self._dir
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._key_locks.setdefault(key, threading.Lock())
+
+    def key(self, sha256: str) -> str:
+        return hashlib.sha256(f"{sha256}\n{self._engine.description}".encode()).hexdigest()
+
+    def entry_path(self, sha256: str) -> Path:
+        return self._dir / f"{self.key(sha256)}.cwasm"
+
+    # -- runtimes ------------------------------------------------------------------------
+
+    def runtime(self, sha256: str, source: Path, *, label: str, progress: ProgressCallback | None) -> wasmtime.Module:
+        """The compiled module for a verified artifact file.
+
+        Raises:
+            wasmtime.WasmtimeError: the artifact is not a valid module for this engine.
+        """
+        key = self.key(sha256)
+        with self._key_lock(key):
+            module = self._loaded.get(key)
+            if module is not None:
+                return module
+            path = self._dir / f"{key}.cwasm"
+            module = self._load(path)
+            if module is None:
+                _report(progress, f"compiling {label} (first run only)", -1.0)
+                module = wasmtime.Module(self._engine.engine, source.read_bytes())
+                self._store(path, module)
+                _report(progress, f"compiled {label}", 1.0)
+            self._loaded[key] = module
+            return module
+
+    def _load(self, path: Path) -> wasmtime.Module | None:
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            log.warning("cannot read module cache entry %s: %s", path, exc)
+            return None
+        payload = memoryview(blob)[_HEADER:]
+        if blob[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != blob[len(_MAGIC) : _HEADER]:
+            log.warning("module cache entry %s is corrupt; rebuilding", path)
+            self._discard(path)
+            return None
+        try:
+            return wasmtime.Module.deserialize(self._engine.engine, bytes(payload))
+        except Exception as exc:
+            log.warning("module cache entry %s was refused (%s); rebuilding", path, exc)
+            self._discard(path)
+            return None
+
+    def _store(self, path: Path, module: wasmtime.Module) -> None:
+        try:
+            payload = module.serialize()
+            self._dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self._dir, 0o700)
+            fd, tmp = tempfile.mkstemp(dir=self._dir, prefix=".tmp-", suffix=".cwasm")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(_MAGIC + hashlib.sha256(payload).digest())
+                    handle.write(payload)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.chmod(tmp, 0o600)
+                os.replace(tmp, path)
+            except BaseException:
+                self._discard(Path(tmp))
+                raise
+        except OSError as exc:
+            log.warning("cannot write module cache entry %s: %s", path, exc)
+
+    @staticmethod
+    def _discard(path: Path) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+    # -- user modules ----------------------------------------------------------------------
+
+    def user(self, wasm: bytes) -> wasmtime.Module:
+        """Compile (or reuse) a user-supplied module; kept in memory only.
+
+        Raises:
+            InvalidSpec: the bytes are not a valid module for this engine.
+        """
+        key = hashlib.sha256(wasm).hexdigest()
+        with self._key_lock("user:" + key):
+            with self._lock:
+                module = self._user.get(key)
+                if module is not None:
+                    self._user.move_to_end(key)
+                    return module
+            try:
+                module = wasmtime.Module(self._engine.engine, wasm)
+            except wasmtime.WasmtimeError as exc:
+                raise InvalidSpec(f"not a valid WebAssembly module: {str(exc).splitlines()[0]}") from None
+            with self._lock:
+                self._user[key] = module
+                while len(self._user) > USER_MODULE_CAPACITY:
+                    self._user.popitem(last=False)
+        with self._lock:
+            self._key_locks.pop("user:" + key, None)
+        return module

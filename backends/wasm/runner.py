@@ -1,0 +1,209 @@
+"""One run: one Store, one instance, one call of ``_start``, on the calling (worker) thread.
+
+How a run ends, and how it is reported:
+
+* ``proc_exit(code)``: ``Outcome(exit_code=code & 0xFF)`` (POSIX wait-status
+  semantics, so ``exit(-1)`` is 255 as on a native host).
+* ``_start`` returns: exit code 0.
+* Wall deadline or CPU budget (see ``engine``): ``TimeLimitExceeded``
+  (``limit`` is ``"cpu_time"`` for the latter).
+* Cancelled: ``RunCancelled`` (the backend turns it into ``CancelledError``).
+* Output cap: ``OutputLimitExceeded``.
+* Memory: ``Store.set_limits(memory_size=limit)`` makes ``memory.grow``
+  return -1 past the limit; wasmtime records no refusal, so the run is
+  reported as ``MemoryLimitExceeded`` when it ended abnormally (non-zero
+  exit or a trap) while its linear memory was within ``memory_slack`` of
+  the limit (a quarter of it), or when the module's initial memory alone
+  exceeds it. That matches how the runtimes fail on OOM: CPython raises
+  ``MemoryError`` and exits 1, QuickJS throws ``InternalError: out of
+  memory`` and exits 1, Lua prints "not enough memory" and exits 1, C's
+  malloc returns NULL. Measured at a 64 MiB limit: Python appending 1 MiB
+  blocks fails at 64 MiB, Lua at 62.5 MiB, QuickJS pushing 16 MB arrays
+  at 49 MiB; all three are reported. Limitations: one huge request
+  refused while memory is still small (``bytearray(1 << 30)`` at 10 MiB)
+  is reported as the guest's own failure (its MemoryError and exit code
+  1), and a guest that fails for another reason while above 75% of the
+  limit is reported as out of memory (its stderr is in the partial
+  result either way). Exact detection needs a hook on refused growth,
+  which wasmtime's C API offers only as a custom memory creator.
+* Any other trap (stack overflow, ``unreachable``, out-of-bounds): exit
+  code 134 (as a native abort) and one ``wasm trap: <kind>`` line on stderr;
+  classified by ``TrapCode``, never by message text.
+* A failure inside a host function (a bug of ours): ``HostFailure``.
+* A module that cannot be linked (an import we do not provide, e.g. a
+  ``wasi:`` preview2 or ``env`` import): ``InvalidSpec``.
+
+The Store is closed in ``finally``; nothing of the run outlives the call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import wasmtime
+
+from backends.wasm.engine import WasmEngine
+from backends.wasm.state import RunControl, RunState, StopReason
+from playground.core.errors import (
+    InvalidSpec,
+    MemoryLimitExceeded,
+    OutputLimitExceeded,
+    SandboxError,
+    TimeLimitExceeded,
+)
+from playground.core.output import OutputCapture, Stream
+from playground.core.result import Outcome
+from playground.core.vfs import VFS
+
+log = logging.getLogger(__name__)
+
+#: Exit code reported for a trap (128 + SIGABRT, like a native crash).
+TRAP_EXIT_CODE: Final = 134
+_PAGE: Final = 65536
+
+
+class RunCancelled(Exception):
+    """The run was cancelled before or while the guest ran."""
+
+
+class HostFailure(SandboxError):
+    """A host function of the Wasm backend failed (a bug in the sandbox, not the guest)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Launch:
+    """Everything one run needs. ``memory_limit`` etc. are None for UNLIMITED."""
+
+    module: wasmtime.Module
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    stdin: bytes
+    vfs: VFS
+    output: OutputCapture
+    memory_limit: int | None
+    wall_limit: float | None
+    cpu_limit: float | None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+def memory_slack(limit: int) -> int:
+    """How close to the limit a failed run's memory must be to count as out of memory."""
+    return max(4 << 20, limit // 4)
+
+
+def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
+    """Run ``launch`` to its end on this thread; see the module docstring for the outcomes.
+
+    Cancellation: ``control.cancel()`` from any thread stops the guest
+    within one epoch tick (or at once if it is sleeping in ``poll_oneoff``).
+
+    Raises:
+        RunCancelled, TimeLimitExceeded, MemoryLimitExceeded,
+        OutputLimitExceeded, HostFailure, InvalidSpec (unlinkable module).
+    """
+    if control.reason is StopReason.CANCELLED:
+        raise RunCancelled()
+    _check_initial_memory(launch)
+    store = wasmtime.Store(engine.engine)
+    state = RunState(
+        control=control, vfs=launch.vfs, output=launch.output, stdin=launch.stdin, args=launch.argv, env=launch.env
+    )
+    peak = 0
+    failure: Exception | None = None
+    trap_code: wasmtime.TrapCode | None = None
+    try:
+        if launch.memory_limit is not None:
+            store.set_limits(memory_size=launch.memory_limit)
+        with engine.attach(store, state):
+            control.start_clock()  # bounds a looping start function
+            try:
+                try:
+                    instance = engine.linker.instantiate(store, launch.module)
+                except wasmtime.WasmtimeError as exc:
+                    if control.reason is not None or isinstance(exc, wasmtime.Trap):
+                        raise
+                    raise InvalidSpec(f"the module cannot be instantiated: {_first_line(exc)}") from None
+                control.start_clock()  # the user's wall time starts now
+                start = instance.exports(store).get("_start")
+                if not isinstance(start, wasmtime.Func):
+                    raise HostFailure("module has no _start function (not a WASI command)")
+                start(store)
+            except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+                failure = exc
+                trap_code = exc.trap_code if isinstance(exc, wasmtime.Trap) else None
+            finally:
+                peak = _peak_memory(store, state)
+    finally:
+        state.release()
+        store.close()
+    return _classify(launch, control, failure, trap_code, peak)
+
+
+def _check_initial_memory(launch: Launch) -> None:
+    if launch.memory_limit is None:
+        return
+    for export in launch.module.exports:
+        ty = export.type
+        if isinstance(ty, wasmtime.MemoryType) and ty.limits.min * _PAGE > launch.memory_limit:
+            raise MemoryLimitExceeded(
+                f"memory limit of {launch.memory_limit} bytes is below the module's initial memory "
+                f"({ty.limits.min * _PAGE} bytes)"
+            )
+
+
+def _peak_memory(store: wasmtime.Store, state: RunState) -> int:
+    state.memory.refresh()
+    return state.memory.peak
+
+
+def _classify(
+    launch: Launch,
+    control: RunControl,
+    failure: Exception | None,
+    trap_code: wasmtime.TrapCode | None,
+    peak: int,
+) -> Outcome:
+    reason = control.reason
+    if reason is StopReason.CANCELLED:
+        raise RunCancelled()
+    if reason is StopReason.WALL_TIME:
+        raise TimeLimitExceeded(f"wall time limit of {launch.wall_limit:g} s exceeded")
+    if reason is StopReason.CPU_TIME:
+        exc = TimeLimitExceeded(f"CPU time limit of {launch.cpu_limit:g} s exceeded")
+        exc.limit = "cpu_time"
+        raise exc
+    if reason is StopReason.OUTPUT_LIMIT:
+        raise OutputLimitExceeded("output limit exceeded")
+    if reason is StopReason.HOST_ERROR:
+        raise HostFailure(f"a WASI host function failed: {control.error!r}") from control.error
+    if reason is StopReason.EXIT:
+        exit_code = control.exit_code & 0xFF
+    elif failure is None:
+        exit_code = 0
+    else:
+        exit_code = TRAP_EXIT_CODE
+    limit = launch.memory_limit
+    if exit_code != 0 and limit is not None and peak + memory_slack(limit) >= limit:
+        raise MemoryLimitExceeded(
+            f"memory limit of {limit} bytes reached (linear memory at {peak} bytes when the guest failed)"
+        )
+    if failure is not None and reason is None:
+        _report_trap(launch.output, failure, trap_code)
+    return Outcome(exit_code=exit_code, peak_memory=peak)
+
+
+def _report_trap(output: OutputCapture, failure: Exception, trap_code: wasmtime.TrapCode | None) -> None:
+    if trap_code is not None:
+        message = f"wasm trap: {trap_code.name.lower().replace('_', ' ')}\n"
+    else:
+        lines = [line.strip() for line in str(failure).splitlines() if line.strip()]
+        message = f"wasm error: {lines[-1] if lines else type(failure).__name__}\n"
+    output.write(Stream.STDERR, message.encode("utf-8", "replace"))
+
+
+def _first_line(exc: Exception) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__

@@ -1,0 +1,149 @@
+"""Per-run state: the stop/deadline control shared across threads, and the WASI state of one guest.
+
+``RunControl`` is the only object touched from more than one thread: the
+event loop cancels through it, the ticker-driven epoch callback and host
+functions (on the guest thread) read it. Its first recorded stop reason
+wins and is never overwritten, so the run is classified by what actually
+stopped it, not by whatever exception surfaced afterwards.
+
+``RunState`` holds everything a host function needs (args, env, fds,
+stdin, memory, the VFS, the output capture); it lives on the guest thread.
+The engine maps each live Store's context address to its ``RunState``
+(a per-Store slot), so concurrent runs on different threads never see
+each other's state.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Mapping, Sequence
+
+from backends.wasm.fds import FdTable
+from backends.wasm.memory import GuestMemory
+from playground.core.output import OutputCapture
+from playground.core.vfs import VFS
+
+
+class StopReason(enum.Enum):
+    """Why the host stopped a guest (as opposed to the guest ending by itself)."""
+
+    EXIT = "exit"  # proc_exit: ``RunControl.exit_code`` holds the code
+    CANCELLED = "cancelled"
+    WALL_TIME = "wall_time"
+    CPU_TIME = "cpu_time"
+    OUTPUT_LIMIT = "output_limit"
+    HOST_ERROR = "host_error"  # a bug in a host function; ``RunControl.error`` holds it
+
+
+class RunControl:
+    """Deadlines, cancellation and the stop reason of one run. Thread-safe.
+
+    Wall time is measured from ``start_clock()`` (called after
+    instantiation, so compilation never eats the user's time); CPU time is
+    the guest thread's own CPU time (``time.thread_time``) from the same
+    moment, which counts wasm and host-function work alike.
+    """
+
+    __slots__ = (
+        "_lock",
+        "cpu_deadline",
+        "cpu_limit",
+        "deadline",
+        "error",
+        "exit_code",
+        "reason",
+        "started_at",
+        "wakeup",
+        "wall_limit",
+    )  # fmt: skip
+
+    def __init__(self, *, wall_limit: float | None, cpu_limit: float | None) -> None:
+        self._lock = threading.Lock()
+        #: Set when the run is stopped; blocking host calls wait on it.
+        self.wakeup = threading.Event()
+        self.reason: StopReason | None = None
+        self.exit_code = 0
+        self.error: BaseException | None = None
+        self.wall_limit = wall_limit
+        self.cpu_limit = cpu_limit
+        self.deadline: float | None = None
+        self.cpu_deadline: float | None = None
+        self.started_at = 0.0
+
+    def start_clock(self) -> None:
+        """Start the wall and CPU budgets now. Must be called on the guest thread."""
+        now = time.monotonic()
+        self.started_at = now
+        self.deadline = None if self.wall_limit is None else now + self.wall_limit
+        self.cpu_deadline = None if self.cpu_limit is None else time.thread_time() + self.cpu_limit
+
+    def stop(self, reason: StopReason, *, exit_code: int = 0, error: BaseException | None = None) -> bool:
+        """Record ``reason`` unless a reason is already recorded; wake blocked host calls.
+
+        Idempotent: returns True only for the call whose reason was recorded.
+        """
+        with self._lock:
+            if self.reason is not None:
+                return False
+            self.reason = reason
+            self.exit_code = exit_code
+            self.error = error
+        self.wakeup.set()
+        return True
+
+    def cancel(self) -> bool:
+        """Ask the guest to stop (any thread). It stops at its next epoch tick or host call."""
+        return self.stop(StopReason.CANCELLED)
+
+    def check(self) -> StopReason | None:
+        """Record and return a passed deadline, or the already recorded reason. Guest thread only."""
+        if self.reason is not None:
+            return self.reason
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.stop(StopReason.WALL_TIME)
+        elif self.cpu_deadline is not None and time.thread_time() >= self.cpu_deadline:
+            self.stop(StopReason.CPU_TIME)
+        return self.reason
+
+    def remaining(self) -> float | None:
+        """Seconds until the wall deadline (None when there is none)."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+
+class RunState:
+    """Everything the WASI host functions of one run see. Guest thread only."""
+
+    __slots__ = ("args", "caller", "control", "ctx", "env", "fds", "memory", "output", "stdin", "stdin_pos", "vfs")
+
+    def __init__(
+        self,
+        *,
+        control: RunControl,
+        vfs: VFS,
+        output: OutputCapture,
+        stdin: bytes,
+        args: Sequence[str],
+        env: Mapping[str, str],
+    ) -> None:
+        self.control = control
+        self.vfs = vfs
+        self.output = output
+        self.stdin = stdin
+        self.stdin_pos = 0
+        self.args = [a.encode("utf-8", "surrogateescape") + b"\0" for a in args]
+        self.env = [f"{k}={v}".encode("utf-8", "surrogateescape") + b"\0" for k, v in env.items()]
+        self.fds = FdTable(vfs)
+        self.memory = GuestMemory()
+        #: Address of the Store's context (the registry key); set by the engine.
+        self.ctx = 0
+        #: The ``wasmtime_caller_t*`` of the host call in progress (valid only during it).
+        self.caller = 0
+
+    def release(self) -> None:
+        """Drop references into guest memory and close every descriptor. Idempotent."""
+        self.memory.release()
+        self.fds.clear()

@@ -1,0 +1,214 @@
+# ruff: noqa: PLR0917 - host functions take the WASI ABI's positional parameters as they are
+"""WASI preview1 outside the filesystem: args, environ, clocks, random, poll, process, sockets.
+
+Every function here is a host function (see ``hostcall``): it returns a
+WASI errno and raises only to stop the guest. The guest sees exactly the
+run's argv and environment; nothing comes from the host process. There
+is no network: every ``sock_*`` call is refused with ENOTSUP.
+
+``poll_oneoff`` never blocks past the run's wall deadline or a
+cancellation: it sleeps on the run's wakeup event, and a read on stdin is
+always ready (stdin is a finite byte string; at its end a read returns 0).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Final
+
+from backends.wasm import abi
+from backends.wasm.fds import FileDesc, StdioDesc, StdStream
+from backends.wasm.hostcall import GuestStop, HostFunction, WasiError, host_function
+from backends.wasm.state import RunState, StopReason
+
+FUNCTIONS: list[HostFunction] = []
+_wasi = host_function
+
+#: Reported clock resolution in nanoseconds.
+CLOCK_RESOLUTION_NS: Final = 1_000
+_U64_MAX: Final = (1 << 64) - 1
+#: random_get refuses single requests above this (the guest can loop).
+_MAX_RANDOM: Final = 1 << 20
+#: Longest single Event.wait (larger values overflow); poll_oneoff loops.
+_MAX_WAIT: Final = 3600.0
+
+
+def _strings_sizes(run: RunState, items: list[bytes], count_ptr: int, size_ptr: int) -> int:
+    run.memory.pack(abi.U32, count_ptr, len(items))
+    run.memory.pack(abi.U32, size_ptr, sum(len(s) for s in items))
+    return abi.SUCCESS
+
+
+def _strings_get(run: RunState, items: list[bytes], array_ptr: int, buf_ptr: int) -> int:
+    memory = run.memory
+    memory.check(array_ptr, 4 * len(items))
+    memory.check(buf_ptr, sum(len(s) for s in items))
+    for i, item in enumerate(items):
+        memory.pack(abi.U32, array_ptr + 4 * i, buf_ptr)
+        memory.write(buf_ptr, item)
+        buf_ptr += len(item)
+    return abi.SUCCESS
+
+
+@_wasi(FUNCTIONS, "ii")
+def args_sizes_get(run: RunState, argc_ptr: int, size_ptr: int) -> int:
+    return _strings_sizes(run, run.args, argc_ptr, size_ptr)
+
+
+@_wasi(FUNCTIONS, "ii")
+def args_get(run: RunState, argv_ptr: int, buf_ptr: int) -> int:
+    return _strings_get(run, run.args, argv_ptr, buf_ptr)
+
+
+@_wasi(FUNCTIONS, "ii")
+def environ_sizes_get(run: RunState, count_ptr: int, size_ptr: int) -> int:
+    return _strings_sizes(run, run.env, count_ptr, size_ptr)
+
+
+@_wasi(FUNCTIONS, "ii")
+def environ_get(run: RunState, environ_ptr: int, buf_ptr: int) -> int:
+    return _strings_get(run, run.env, environ_ptr, buf_ptr)
+
+
+def _now(clock_id: int) -> int:
+    if clock_id == abi.CLOCK_REALTIME:
+        return time.time_ns()
+    if clock_id == abi.CLOCK_MONOTONIC:
+        return time.monotonic_ns()
+    if clock_id in (abi.CLOCK_PROCESS_CPUTIME, abi.CLOCK_THREAD_CPUTIME):
+        # The guest's process is its thread: never reveal the host process's CPU use.
+        return time.thread_time_ns()
+    raise WasiError(abi.EINVAL)
+
+
+@_wasi(FUNCTIONS, "ii")
+def clock_res_get(run: RunState, clock_id: int, res_ptr: int) -> int:
+    _now(clock_id)
+    run.memory.pack(abi.U64, res_ptr, CLOCK_RESOLUTION_NS)
+    return abi.SUCCESS
+
+
+@_wasi(FUNCTIONS, "iIi")
+def clock_time_get(run: RunState, clock_id: int, precision: int, time_ptr: int) -> int:
+    run.memory.pack(abi.U64, time_ptr, _now(clock_id))
+    return abi.SUCCESS
+
+
+@_wasi(FUNCTIONS, "ii")
+def random_get(run: RunState, buf_ptr: int, length: int) -> int:
+    run.memory.check(buf_ptr, length)
+    while length > 0:
+        chunk = min(length, _MAX_RANDOM)
+        run.memory.write(buf_ptr, os.urandom(chunk))
+        buf_ptr += chunk
+        length -= chunk
+    return abi.SUCCESS
+
+
+@_wasi(FUNCTIONS, "i", returns_errno=False)
+def proc_exit(run: RunState, code: int) -> int:
+    run.control.stop(StopReason.EXIT, exit_code=code)
+    raise GuestStop()
+
+
+@_wasi(FUNCTIONS, "i")
+def proc_raise(run: RunState, signal: int) -> int:
+    if signal == 0:
+        return abi.SUCCESS
+    run.control.stop(StopReason.EXIT, exit_code=128 + (signal & 0x7F))
+    raise GuestStop()
+
+
+@_wasi(FUNCTIONS, "")
+def sched_yield(run: RunState) -> int:
+    if run.control.check() is not None:
+        raise GuestStop()
+    return abi.SUCCESS
+
+
+def _fd_ready(run: RunState, fd: int, event_type: int) -> tuple[int, int]:
+    """(errno, nbytes) for an fd subscription; every descriptor here is always ready."""
+    try:
+        desc = run.fds.get(fd)
+    except Exception:
+        return abi.EBADF, 0
+    if event_type == abi.EVENTTYPE_FD_READ:
+        if isinstance(desc, StdioDesc) and desc.stream is StdStream.STDIN:
+            return abi.SUCCESS, len(run.stdin) - run.stdin_pos
+        if isinstance(desc, FileDesc):
+            return abi.SUCCESS, max(0, desc.file.size - desc.pos)
+        return abi.EBADF, 0
+    return abi.SUCCESS, 0
+
+
+@_wasi(FUNCTIONS, "iiii")
+def poll_oneoff(run: RunState, in_ptr: int, out_ptr: int, nsubs: int, nevents_ptr: int) -> int:
+    memory = run.memory
+    if nsubs == 0:
+        return abi.EINVAL
+    memory.check(in_ptr, abi.SUBSCRIPTION.size * nsubs)
+    memory.check(out_ptr, abi.EVENT.size * nsubs)
+    ready: list[tuple[int, int, int, int]] = []  # userdata, errno, type, nbytes
+    clocks: list[tuple[int, int]] = []  # (deadline in monotonic ns, userdata)
+    now = time.monotonic_ns()
+    for i in range(nsubs):
+        userdata, tag, ident, timeout, _precision, flags = memory.unpack(abi.SUBSCRIPTION, in_ptr + i * 48)
+        if tag == abi.EVENTTYPE_CLOCK:
+            if flags & abi.SUBCLOCKFLAGS_ABSTIME:
+                try:
+                    timeout = max(0, timeout - _now(ident))
+                except WasiError:
+                    ready.append((userdata, abi.EINVAL, tag, 0))
+                    continue
+            elif ident not in (abi.CLOCK_REALTIME, abi.CLOCK_MONOTONIC, abi.CLOCK_PROCESS_CPUTIME,
+                               abi.CLOCK_THREAD_CPUTIME):  # fmt: skip
+                ready.append((userdata, abi.EINVAL, tag, 0))
+                continue
+            clocks.append((now + timeout, userdata))
+        elif tag in (abi.EVENTTYPE_FD_READ, abi.EVENTTYPE_FD_WRITE):
+            err, nbytes = _fd_ready(run, ident, tag)
+            ready.append((userdata, err, tag, nbytes))
+        else:
+            return abi.EINVAL
+    if not ready and clocks:
+        first = min(at for at, _ in clocks)
+        control = run.control
+        while True:
+            wait = min((first - time.monotonic_ns()) / 1e9, _MAX_WAIT)
+            remaining = control.remaining()
+            if remaining is not None:
+                wait = min(wait, remaining + 0.001)
+            if wait > 0 and control.wakeup.wait(wait):
+                raise GuestStop()
+            if control.check() is not None:
+                raise GuestStop()
+            if time.monotonic_ns() >= first:
+                break
+    if not ready:
+        now = time.monotonic_ns()
+        ready = [(userdata, abi.SUCCESS, abi.EVENTTYPE_CLOCK, 0) for at, userdata in clocks if at <= now]
+    for i, (userdata, err, event_type, nbytes) in enumerate(ready):
+        memory.pack(abi.EVENT, out_ptr + i * abi.EVENT.size, userdata, err, event_type, nbytes, 0)
+    memory.pack(abi.U32, nevents_ptr, len(ready))
+    return abi.SUCCESS
+
+
+@_wasi(FUNCTIONS, "iii")
+def sock_accept(run: RunState, fd: int, flags: int, fd_ptr: int) -> int:
+    return abi.ENOTSUP
+
+
+@_wasi(FUNCTIONS, "iiiiii")
+def sock_recv(run: RunState, fd: int, iovs: int, iovs_len: int, flags: int, nread_ptr: int, oflags_ptr: int) -> int:
+    return abi.ENOTSUP
+
+
+@_wasi(FUNCTIONS, "iiiii")
+def sock_send(run: RunState, fd: int, iovs: int, iovs_len: int, flags: int, nwritten_ptr: int) -> int:
+    return abi.ENOTSUP
+
+
+@_wasi(FUNCTIONS, "ii")
+def sock_shutdown(run: RunState, fd: int, how: int) -> int:
+    return abi.ENOTSUP

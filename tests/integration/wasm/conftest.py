@@ -1,0 +1,78 @@
+"""Fixtures for the Wasm backend tests: test guests compiled at test time, a sandbox per test.
+
+The C guest (``guests/probe.c``) is compiled once per session with the
+``ziglang`` package into a session temp dir; binaries are never committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backends.wasm import WasmBackend
+from playground.core import Artifact, Limits, Pack, Sandbox, WasmSpec
+
+GUESTS = Path(__file__).parent / "guests"
+
+#: The user's module is the code (the ``wasm`` pack).
+WASM_PACK = Pack(name="wasm", aliases=("wasi",), wasm=WasmSpec(module=None))
+
+#: Generous limits so only the limit under test trips.
+TEST_LIMITS = Limits(wall_time=20.0, cpu_time=20.0)
+
+
+def compile_c(source: Path, out: Path) -> bytes:
+    cmd = [
+        sys.executable, "-m", "ziglang", "cc", "-target", "wasm32-wasi", "-O2", "-s",
+        "-Wl,-z,stack-size=262144", str(source), "-o", str(out),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        pytest.fail(f"cannot compile {source.name}:\n{proc.stderr}")
+    return out.read_bytes()
+
+
+@pytest.fixture(scope="session")
+def probe_wasm(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    pytest.importorskip("ziglang")
+    return compile_c(GUESTS / "probe.c", tmp_path_factory.mktemp("guests") / "probe.wasm")
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def backend(cache_dir: Path) -> Iterator[WasmBackend]:
+    wasm = WasmBackend(cache_dir=cache_dir)
+    yield wasm
+    wasm.close()
+
+
+@pytest.fixture
+def sandbox(backend: WasmBackend) -> Iterator[Sandbox]:
+    with Sandbox(backends=[backend], packs=[WASM_PACK]) as sb:
+        yield sb
+
+
+def install_artifact(cache_dir: Path, name: str, data: bytes) -> Artifact:
+    """Place ``data`` in the cache as an installed artifact and return its pin."""
+    sha = hashlib.sha256(data).hexdigest()
+    target = cache_dir / "artifacts" / sha / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return Artifact(name=name, sha256=sha, size=len(data))
+
+
+def runtime_pack(artifact: Artifact, *, args: tuple[str, ...] = ("{main}", "{args}")) -> Pack:
+    """A pack whose runtime is ``artifact`` (the probe guest stands in for an interpreter)."""
+    return Pack(name="probe", wasm=WasmSpec(module=artifact, args=args, main_file="prog.txt", env={"PACK": "1"}))
+
+
+__all__ = ["TEST_LIMITS", "WASM_PACK", "compile_c", "install_artifact", "runtime_pack"]

@@ -1,0 +1,78 @@
+"""Hostile guests calling WASI directly (WAT): bad pointers, wrapping lengths, bad descriptors."""
+
+from __future__ import annotations
+
+import pytest
+
+from playground.core import Sandbox, Spec
+
+EBADF, EFAULT, EINVAL, ENOTSUP, EPERM, ENOENT = 8, 21, 28, 58, 63, 44
+
+
+def _call_and_exit(imports: str, body: str, data: str = "") -> str:
+    """A module whose _start exits with the errno returned by ``body``."""
+    return f"""(module
+      (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+      {imports}
+      (memory (export "memory") 1)
+      {data}
+      (func (export "_start") (call $exit {body})))"""
+
+
+FD_WRITE = '(import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))'
+PATH_OPEN = (
+    '(import "wasi_snapshot_preview1" "path_open" '
+    "(func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "data", "expected"),
+    [
+        # iovec array outside memory
+        ("(call $fd_write (i32.const 1) (i32.const 70000) (i32.const 1) (i32.const 0))", "", EFAULT),
+        # iovec count that would wrap 32-bit arithmetic
+        ("(call $fd_write (i32.const 1) (i32.const 0) (i32.const 0x20000001) (i32.const 100))", "", EFAULT),
+        # buffer pointer near 2^32 with a length that wraps
+        ("(call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 100))",
+         '(data (i32.const 0) "\\f0\\ff\\ff\\ff\\20\\00\\00\\00")', EFAULT),
+        # result pointer out of range
+        ("(call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const -1))",
+         '(data (i32.const 0) "\\10\\00\\00\\00\\01\\00\\00\\00")', EFAULT),
+        # a descriptor that was never opened
+        ("(call $fd_write (i32.const 99) (i32.const 0) (i32.const 0) (i32.const 100))", "", EBADF),
+        # writing to stdin
+        ("(call $fd_write (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 100))", "", EBADF),
+    ],
+)  # fmt: skip
+async def test_fd_write_validates_everything(sandbox: Sandbox, body: str, data: str, expected: int) -> None:
+    result = await sandbox.run(Spec(lang="wasm", code=_call_and_exit(FD_WRITE, body, data)))
+    assert result.exit_code == expected
+    assert result.stdout == b""
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("/etc/passwd", EPERM), ("../x", EPERM), ("./../x", EPERM), ("a/../../x", ENOENT), ("missing", ENOENT)],
+)
+async def test_path_open_refuses_escapes(sandbox: Sandbox, path: str, expected: int) -> None:
+    data = f'(data (i32.const 16) "{path}")'
+    body = f"(call $path_open (i32.const 4) (i32.const 0) (i32.const 16) (i32.const {len(path)}) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0))"  # noqa: E501
+    result = await sandbox.run(Spec(lang="wasm", code=_call_and_exit(PATH_OPEN, body, data)))
+    assert result.exit_code == expected
+
+
+async def test_sockets_are_refused(sandbox: Sandbox) -> None:
+    imports = '(import "wasi_snapshot_preview1" "sock_accept" (func $accept (param i32 i32 i32) (result i32)))'
+    result = await sandbox.run(
+        Spec(lang="wasm", code=_call_and_exit(imports, "(call $accept (i32.const 3) (i32.const 0) (i32.const 0))"))
+    )
+    assert result.exit_code == ENOTSUP
+
+
+async def test_unknown_import_is_an_invalid_module(sandbox: Sandbox) -> None:
+    from playground.core import SandboxError
+
+    wat = '(module (import "env" "system" (func (param i32))) (func (export "_start")))'
+    with pytest.raises(SandboxError):
+        await sandbox.run(Spec(lang="wasm", code=wat))
