@@ -11,7 +11,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from playground.cli import exitcodes, info_cmd, run_cmd
+from playground.cli import exitcodes, gui_cmd, info_cmd, mcp_cmd, run_cmd, serve_cmd
 from playground.core import Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -19,9 +19,6 @@ SandboxFactory = Callable[[Policy], Sandbox]
 #: Sub-commands that later work fills in; until then they say so plainly.
 NOT_YET = {
     "repl": "interactive REPL sessions",
-    "serve": "serving guest web services through the proxy",
-    "mcp": "the MCP server for AI agents",
-    "gui": "the desktop window",
 }
 
 
@@ -40,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run_cmd.add_parser(sub)
     info_cmd.add_parsers(sub)
+    serve_cmd.add_parser(sub)
+    mcp_cmd.add_parser(sub)
+    gui_cmd.add_parser(sub)
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available in this version yet)")
         p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _not_yet(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
     print(
         f"playground {args.command} ({args.what}) is not available in this version yet. "
-        "Available now: run, languages, doctor.",
+        "Available now: run, serve, languages, doctor, mcp, gui.",
         file=sys.stderr,
     )
     return exitcodes.USAGE
@@ -58,12 +58,17 @@ def _not_yet(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
 
 def main(argv: Sequence[str] | None = None, *, make_sandbox: SandboxFactory | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    guest_args: list[str] = []
+    if "--" in argv:  # everything after -- belongs to the guest program, options included
+        split = argv.index("--")
+        argv, guest_args = argv[:split], argv[split + 1 :]
     args = parser.parse_args(argv)
+    args.guest_args = guest_args
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
     if args.command is None:
         args.command = "gui"
-        args.what = NOT_YET["gui"]
-        args.handler = _not_yet
+        args.handler = gui_cmd.gui_command
     handler: Callable[[argparse.Namespace, SandboxFactory], int] = args.handler
     return handler(args, make_sandbox or _default_factory)
 

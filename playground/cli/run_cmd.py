@@ -44,14 +44,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "120 when it could not run at all.",
     )
     p.add_argument("file", nargs="?", help="program to run (its extension picks the language)")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the program (after the file)")
+    p.add_argument("args", nargs="*", help="arguments for the program; put them after -- if they start with -")
     p.add_argument("-e", "--eval", dest="code", metavar="CODE", help="run CODE instead of a file")
     p.add_argument("-l", "--lang", help="language (name, alias); required with -e")
-    p.add_argument("--timeout", type=_duration, help="wall-time limit, e.g. 5s, 500ms (default 10s)")
-    p.add_argument("--cpu", type=_duration, help="CPU-time limit (best effort on Wasm)")
-    p.add_argument("--mem", type=_size, help="memory limit, e.g. 64M (default 128M)")
-    p.add_argument("--max-output", type=_size, help="stdout+stderr cap, e.g. 1M (default 1M)")
-    p.add_argument("--fs-quota", type=_size, help="virtual filesystem quota (default 16M)")
+    p.add_argument("--timeout", type=duration_arg, help="wall-time limit, e.g. 5s, 500ms (default 10s)")
+    p.add_argument("--cpu", type=duration_arg, help="CPU-time limit (best effort on Wasm)")
+    p.add_argument("--mem", type=size_arg, help="memory limit, e.g. 64M (default 128M)")
+    p.add_argument("--max-output", type=size_arg, help="stdout+stderr cap, e.g. 1M (default 1M)")
+    p.add_argument("--fs-quota", type=size_arg, help="virtual filesystem quota (default 16M)")
     p.add_argument("--max-files", type=int, help="files+dirs in the virtual filesystem (default 256)")
     p.add_argument("--in", dest="inputs", action="append", default=[], metavar="[NAME=]PATH",
                    help="copy a host file read-only into /in (repeatable)")
@@ -62,14 +62,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(handler=run_command)
 
 
-def _duration(text: str) -> float | object:
+def duration_arg(text: str) -> float | object:
     try:
         return parse_duration(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _size(text: str) -> int | object:
+def size_arg(text: str) -> int | object:
     try:
         return parse_size(text)
     except ValueError as exc:
@@ -105,16 +105,14 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
                 raise UsageError(f"{path} is not UTF-8 text") from None
     else:
         raise UsageError("give a FILE to run, or -e CODE with --lang")
-    args_list = list(args.args)
-    if args_list[:1] == ["--"]:
-        args_list = args_list[1:]
+    args_list = [*args.args, *getattr(args, "guest_args", [])]
     return Spec(
         lang=lang,
         code=code,
         args=args_list,
-        env=_parse_env(args.env),
+        env=parse_env(args.env),
         stdin=_read_stdin(),
-        files=_read_inputs(args.inputs),
+        files=read_inputs(args.inputs),
         limits=Limits(
             wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
             fs_quota=args.fs_quota, max_files=args.max_files,
@@ -127,7 +125,7 @@ def _takes_module_bytes(pack: Pack) -> bool:
     return pack.wasm is not None and pack.wasm.module is None
 
 
-def _parse_env(pairs: list[str]) -> dict[str, str]:
+def parse_env(pairs: list[str]) -> dict[str, str]:
     env: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -137,7 +135,7 @@ def _parse_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
-def _read_inputs(items: list[str]) -> dict[str, bytes]:
+def read_inputs(items: list[str]) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for item in items:
         name, sep, path_text = item.partition("=")

@@ -182,7 +182,16 @@ def test_doctor(cli, capfd) -> None:  # type: ignore[no-untyped-def]
     assert "[ok  ] python" in out and "1 of 1 can run: text" in out
 
 
-@pytest.mark.parametrize("command", ["repl", "serve", "mcp", "gui"])
+@pytest.mark.parametrize("command", ["repl"])
 def test_not_yet_built_commands_say_so(cli, command: str, capfd) -> None:  # type: ignore[no-untyped-def]
     assert cli(command) == exitcodes.USAGE
     assert "not available in this version yet" in capfd.readouterr().err
+
+
+def test_options_after_the_file_are_ours_and_guest_args_follow(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    prog = tmp_path / "p.txt"
+    prog.write_text("args\nout r.txt x\n")
+    out_dir = tmp_path / "o"
+    assert cli("run", str(prog), "a", "--out", str(out_dir), "--", "-b", "--out") == 0
+    assert capfd.readouterr().out == "a -b --out\n"
+    assert (out_dir / "r.txt").read_text() == "x"

@@ -1,0 +1,228 @@
+"""What the tools return: the structured output models and their ``CallToolResult`` rendering.
+
+Every run result is returned both ways the protocol allows: as
+``structured_content`` validated against the tool's output schema, and as a
+JSON text block of the same data for clients that only show text. Files the
+guest left in ``/out`` come back inline (small UTF-8 text, in the ``files``
+list), as embedded resources (binary or large files, up to a total budget),
+or listed as omitted with the reason. Nothing here touches the host
+filesystem.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from collections.abc import Mapping
+from typing import Literal
+from urllib.parse import quote
+
+from mcp_types import (
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    TextContent,
+    TextResourceContents,
+)
+from pydantic import BaseModel, Field
+
+from playground.core import LimitExceeded, Limits, Result, format_duration, format_size
+
+LimitName = Literal["wall_time", "memory", "max_output", "fs_quota"]
+
+#: URI prefix of embedded /out files.
+OUT_URI = "playground://out/"
+
+
+class UsageInfo(BaseModel):
+    """Resources the run consumed."""
+
+    wall_seconds: float = Field(description="Wall-clock seconds the run took.")
+    peak_memory_bytes: int = Field(description="Peak guest memory in bytes (0 when the backend cannot measure it).")
+    fs_bytes: int = Field(description="Bytes used in the sandbox's virtual filesystem.")
+    fs_files: int = Field(description="Files and directories in the sandbox's virtual filesystem.")
+
+
+class AppliedLimits(BaseModel):
+    """The limits this run actually ran under (defaults plus what was asked for)."""
+
+    timeout: str = Field(description="Wall-time (and CPU-time) limit, e.g. '10s'.")
+    memory: str = Field(description="Memory limit, e.g. '128M'.")
+    max_output: str = Field(description="Cap on stdout plus stderr, e.g. '1M'.")
+
+
+class OutFile(BaseModel):
+    """A file the program left under /out."""
+
+    name: str = Field(description="Path relative to /out.")
+    size: int = Field(description="Size in bytes.")
+    delivery: Literal["inline", "embedded", "omitted"] = Field(
+        description="'inline': the content is in 'text'; 'embedded': the content is an embedded resource "
+        "(uri) in this result's content blocks; 'omitted': too large to return (see 'note')."
+    )
+    text: str | None = Field(default=None, description="The file's UTF-8 text when delivery is 'inline'.")
+    uri: str | None = Field(default=None, description="URI of the embedded resource when delivery is 'embedded'.")
+    mime_type: str = Field(description="Guessed MIME type.")
+    note: str | None = Field(default=None, description="Why the file was omitted, if it was.")
+
+
+class RunOutput(BaseModel):
+    """The outcome of running code. A non-zero exit code or a tripped limit is still a result, not an error."""
+
+    status: Literal["completed", "limit_exceeded"] = Field(
+        description="'completed': the program ran to its end (any exit code). 'limit_exceeded': the sandbox "
+        "stopped it because a limit tripped; 'limit_exceeded' names which, output is partial."
+    )
+    language: str = Field(description="Canonical language name that ran.")
+    backend: str = Field(description="Isolation backend that ran it (e.g. 'wasm').")
+    exit_code: int | None = Field(description="The program's exit code; null when a limit stopped it.")
+    stdout: str = Field(description="Captured standard output (UTF-8, invalid bytes replaced).")
+    stderr: str = Field(description="Captured standard error (UTF-8, invalid bytes replaced).")
+    truncated: bool = Field(description="True when stdout/stderr were cut at the max_output limit.")
+    limit_exceeded: LimitName | None = Field(
+        default=None,
+        description="Which limit stopped the program: 'wall_time' (timeout), 'memory', 'max_output' or "
+        "'fs_quota' (virtual filesystem full); null when none did.",
+    )
+    message: str | None = Field(default=None, description="What the sandbox said about the limit, if one tripped.")
+    usage: UsageInfo
+    limits: AppliedLimits
+    files: list[OutFile] = Field(default_factory=list, description="Files the program left under /out.")
+
+
+class SessionOutput(RunOutput):
+    """The outcome of one evaluation in a REPL session."""
+
+    session_id: str = Field(description="Pass this id to eval_session again to keep using the same interpreter.")
+    session_alive: bool = Field(
+        description="False when this evaluation killed the session (a limit tripped): its state is gone and "
+        "the id is no longer valid; start a new session."
+    )
+    restarted: bool = Field(description="True when the interpreter was restarted before this evaluation.")
+
+
+class LanguageInfo(BaseModel):
+    """One language and whether it can run on this server now."""
+
+    name: str = Field(description="Canonical name; use it (or an alias) as 'language'.")
+    aliases: list[str] = Field(description="Other accepted names.")
+    extensions: list[str] = Field(description="File extensions of the language.")
+    version: str = Field(description="Runtime version, if known.")
+    available: bool = Field(description="True when execute_code can run it now.")
+    backend: str | None = Field(description="Backend that would run it (null when unavailable).")
+    reason: str | None = Field(description="Why it is unavailable (per backend), when it is.")
+    sessions: bool = Field(description="True when eval_session can keep a live interpreter for it.")
+    sessions_reason: str | None = Field(description="Why sessions are unavailable, when they are.")
+
+
+class LanguagesOutput(BaseModel):
+    """The language matrix of this server and the ceilings the user set."""
+
+    languages: list[LanguageInfo]
+    max_timeout: str = Field(description="Highest timeout an agent may request.")
+    max_memory: str = Field(description="Highest memory limit an agent may request.")
+    max_output: str = Field(description="Highest max_output an agent may request.")
+    default_limits: AppliedLimits = Field(description="Limits used when a call asks for none.")
+
+
+class CloseOutput(BaseModel):
+    """Result of closing a session."""
+
+    session_id: str
+    closed: bool = Field(description="True when the session was open and is now closed.")
+
+
+def applied_limits(limits: Limits) -> AppliedLimits:
+    """Render validated limits in human units."""
+    wall = limits.wall_time
+    mem = limits.memory
+    out = limits.max_output
+    assert wall is not None and mem is not None and out is not None
+    return AppliedLimits(timeout=format_duration(wall), memory=format_size(mem), max_output=format_size(out))
+
+
+def run_fields(
+    result: Result,
+    *,
+    language: str,
+    limits: Limits,
+    error: LimitExceeded | None,
+    inline_text_bytes: int,
+    max_embed_bytes: int,
+) -> tuple[dict[str, object], list[ContentBlock]]:
+    """The ``RunOutput`` fields for ``result`` and the embedded-resource blocks for its /out files."""
+    files, blocks = _out_files(result.files, inline_text_bytes, max_embed_bytes)
+    limit: str | None = error.limit if error is not None and error.limit else None
+    fields: dict[str, object] = {
+        "status": "limit_exceeded" if error is not None else "completed",
+        "language": language,
+        "backend": result.backend,
+        "exit_code": None if error is not None else result.exit_code,
+        "stdout": result.stdout.decode("utf-8", errors="replace"),
+        "stderr": result.stderr.decode("utf-8", errors="replace"),
+        "truncated": result.truncated,
+        "limit_exceeded": limit,
+        "message": str(error) if error is not None else None,
+        "usage": UsageInfo(
+            wall_seconds=round(result.usage.wall, 6),
+            peak_memory_bytes=result.usage.peak_memory,
+            fs_bytes=result.usage.fs_bytes,
+            fs_files=result.usage.fs_files,
+        ),
+        "limits": applied_limits(limits),
+        "files": files,
+    }
+    return fields, blocks
+
+
+def tool_result(output: BaseModel, blocks: list[ContentBlock] | None = None) -> CallToolResult:
+    """A successful result: structured content, the same as JSON text, then any embedded files."""
+    structured = output.model_dump(mode="json")
+    text = output.model_dump_json(indent=2)
+    content: list[ContentBlock] = [TextContent(type="text", text=text), *(blocks or [])]
+    return CallToolResult(content=content, structured_content=structured)
+
+
+def _out_files(
+    files: Mapping[str, bytes], inline_text_bytes: int, max_embed_bytes: int
+) -> tuple[list[OutFile], list[ContentBlock]]:
+    listed: list[OutFile] = []
+    blocks: list[ContentBlock] = []
+    budget = max_embed_bytes
+    for name in sorted(files):
+        data = files[name]
+        mime = mimetypes.guess_type(name)[0]
+        text = _as_text(data)
+        if text is not None and len(data) <= inline_text_bytes:
+            listed.append(OutFile(name=name, size=len(data), delivery="inline", text=text,
+                                  mime_type=mime or "text/plain"))
+            continue
+        if len(data) > budget:
+            listed.append(OutFile(
+                name=name, size=len(data), delivery="omitted",
+                mime_type=mime or ("text/plain" if text is not None else "application/octet-stream"),
+                note=f"exceeds the {format_size(max_embed_bytes)} budget for files returned in one result",
+            ))
+            continue
+        budget -= len(data)
+        uri = OUT_URI + quote(name, safe="/")
+        resource: TextResourceContents | BlobResourceContents
+        if text is not None:
+            mime = mime or "text/plain"
+            resource = TextResourceContents(uri=uri, mime_type=mime, text=text)
+        else:
+            mime = mime or "application/octet-stream"
+            resource = BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode("ascii"))
+        blocks.append(EmbeddedResource(type="resource", resource=resource))
+        listed.append(OutFile(name=name, size=len(data), delivery="embedded", uri=uri, mime_type=mime))
+    return listed, blocks
+
+
+def _as_text(data: bytes) -> str | None:
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -1,0 +1,433 @@
+"""The MCP tools: ``execute_code``, ``eval_session``, ``close_session``, ``list_languages``.
+
+Each tool is a typed function: its docstring is the description the model
+reads, its parameters (with ``Field`` descriptions) are the input schema,
+and its ``RunOutput``-style return model is the output schema.
+
+Outcomes versus errors:
+
+* The program ran (any exit code) or a limit stopped it: a *successful*
+  result; ``status``/``limit_exceeded`` say which limit tripped and the
+  partial output is included.
+* The request cannot be run (unknown or disabled language, bad input, too
+  much code, a limit above the user's ceiling, a dead session): a tool
+  error (``isError``) whose message says what to change. Messages come from
+  the sandbox's own errors or from here; tracebacks stay in the server log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import itertools
+import logging
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from playground.core import (
+    LimitExceeded,
+    Limits,
+    Pack,
+    ProgressCallback,
+    Result,
+    SandboxError,
+    Session,
+    SessionBackend,
+    SessionConfig,
+    SessionNotFound,
+    Spec,
+    TooManySessions,
+    UnknownLanguage,
+    Unsupported,
+    clean_key,
+    format_duration,
+    format_size,
+)
+from playground.mcp.config import ServerConfig
+from playground.mcp.results import (
+    CloseOutput,
+    LanguageInfo,
+    LanguagesOutput,
+    RunOutput,
+    SessionOutput,
+    applied_limits,
+    run_fields,
+    tool_result,
+)
+from playground.mcp.state import ServerState
+
+log = logging.getLogger(__name__)
+
+TimeoutArg = Annotated[
+    str | float | None,
+    Field(
+        description="Wall-time limit for this run: a duration string such as '5s', '500ms', '2m', or a number "
+        "of seconds. Omit for the server default. Must not exceed the server's maximum (see list_languages).",
+    ),
+]
+MemoryArg = Annotated[
+    str | int | None,
+    Field(
+        description="Memory limit: a size string such as '64M', '512K', '1G' (binary units), or a number of "
+        "bytes. Omit for the server default. Must not exceed the server's maximum.",
+    ),
+]
+MaxOutputArg = Annotated[
+    str | int | None,
+    Field(
+        description="Cap on stdout plus stderr together: a size such as '64K', '1M', or a number of bytes. "
+        "The program is stopped when it writes more. Omit for the server default.",
+    ),
+]
+LanguageArg = Annotated[
+    str,
+    Field(description="Language name or alias, e.g. 'python', 'py', 'javascript', 'js', 'typescript', 'lua'. "
+          "Call list_languages to see what this server can run."),
+]
+
+
+def _state(ctx: Context[ServerState]) -> ServerState:
+    return ctx.request_context.lifespan_context
+
+
+async def execute_code(
+    *,
+    language: LanguageArg,
+    code: Annotated[str, Field(description="The program's source code. For the 'wasm' language: WAT text, or a "
+                               "binary module base64-encoded (with code_encoding='base64').")],
+    ctx: Context[ServerState],
+    code_encoding: Annotated[Literal["text", "base64"], Field(
+        description="'text' (default): code is source text. 'base64': code is base64 of raw bytes "
+        "(a binary WebAssembly module for the 'wasm' language).")] = "text",
+    stdin: Annotated[str | None, Field(description="Text fed to the program's standard input.")] = None,
+    files: Annotated[dict[str, str] | None, Field(
+        description="Text input files: relative path -> UTF-8 content. They appear read-only under /in "
+        "(e.g. {'data/input.csv': 'a,b\\n1,2\\n'} -> /in/data/input.csv). Paths must be relative, "
+        "without '..', '.', empty segments, backslashes or ':'.")] = None,
+    files_base64: Annotated[dict[str, str] | None, Field(
+        description="Binary input files: relative path -> base64-encoded bytes, also placed read-only "
+        "under /in. Same path rules as 'files'; a path may appear in only one of the two.")] = None,
+    args: Annotated[list[str] | None, Field(description="Command-line arguments for the program.")] = None,
+    timeout: TimeoutArg = None,
+    memory: MemoryArg = None,
+    max_output: MaxOutputArg = None,
+) -> Annotated[CallToolResult, RunOutput]:
+    """Run a program once in an isolated sandbox and return its output.
+
+    The sandbox has no network, no access to the host's files or environment,
+    and a fresh in-memory filesystem each run: input files are read-only under
+    /in, the working directory is /work, and files the program writes under
+    /out are returned (small text files inline, others as embedded resources).
+    Nothing persists between calls; use eval_session for state that persists.
+
+    A non-zero exit code is a normal result. When a limit stops the program
+    (timeout, memory, output size, filesystem quota) the result is still
+    returned, with status 'limit_exceeded', the limit's name in
+    'limit_exceeded', and the output captured up to that point.
+    """
+    state = _state(ctx)
+    pack = _resolve_language(state, language)
+    limits = _request_limits(state.config, timeout, memory, max_output)
+    spec = _build_spec(config=state.config, pack=pack, code=code, code_encoding=code_encoding, stdin=stdin,
+                       files=files, files_base64=files_base64, args=args, limits=limits)
+    error: LimitExceeded | None = None
+    async with state.gate:
+        try:
+            result = await state.sandbox.run(spec, on_progress=_progress_reporter(ctx))
+        except LimitExceeded as exc:
+            error = exc
+            result = exc.result or Result()
+        except SandboxError as exc:
+            raise ToolError(str(exc)) from None
+    resolved = state.sandbox.resolve_limits(limits)
+    fields, blocks = run_fields(
+        result, language=pack.name, limits=resolved, error=error,
+        inline_text_bytes=state.config.inline_text_bytes, max_embed_bytes=state.config.max_embed_bytes,
+    )
+    return tool_result(RunOutput.model_validate(fields), blocks)
+
+
+async def eval_session(
+    *,
+    code: Annotated[str, Field(description="Code to evaluate in the session's live interpreter. Variables, "
+                               "functions and imports from earlier evaluations are still defined; the value "
+                               "of a final expression is printed, like a REPL.")],
+    ctx: Context[ServerState],
+    session_id: Annotated[str | None, Field(
+        description="The id returned by an earlier eval_session call. Omit (or null) to start a new session; "
+        "then 'language' is required.")] = None,
+    language: Annotated[str | None, Field(
+        description="Language of a new session (name or alias). Only used when session_id is omitted.")] = None,
+    timeout: TimeoutArg = None,
+    memory: MemoryArg = None,
+    max_output: MaxOutputArg = None,
+) -> Annotated[CallToolResult, SessionOutput]:
+    """Evaluate code in a persistent REPL session (state survives between calls).
+
+    Start a session by passing 'language' without 'session_id'; the result
+    carries the new 'session_id'. Pass that id on later calls to keep
+    working in the same interpreter. The limits (timeout per evaluation,
+    memory and max_output) can only be set when the session is created.
+    Sessions are closed after some idle minutes; close them with
+    close_session when done.
+
+    If an evaluation hits a limit, the result says which (status
+    'limit_exceeded', partial output) and the session is gone
+    ('session_alive': false): start a new one. Languages without session
+    support return an error; use execute_code for them.
+    """
+    state = _state(ctx)
+    _check_code_size(state.config, len(code.encode("utf-8")))
+    if session_id:
+        if timeout is not None or memory is not None or max_output is not None:
+            raise ToolError("timeout, memory and max_output can only be set when a session is created "
+                            "(call eval_session without session_id)")
+        session = _get_session(state, session_id)
+        if language is not None and _resolve_language(state, language).name != session.lang:
+            raise ToolError(f"session {session_id} runs {session.lang}, not {_short(language)}")
+    else:
+        if not language:
+            raise ToolError("give 'language' to start a new session, or 'session_id' to continue one")
+        pack = _resolve_language(state, language)
+        limits = _request_limits(state.config, timeout, memory, max_output)
+        session = await _create_session(state, pack, limits)
+
+    error: LimitExceeded | None = None
+    async with state.gate:
+        try:
+            result = await session.eval(code)
+        except LimitExceeded as exc:
+            error = exc
+            result = exc.result or Result()
+        except SandboxError as exc:  # SessionKilled, SessionClosed, ...
+            _forget(state, session.id)
+            raise ToolError(f"{exc}; start a new session") from None
+    alive = session.alive
+    if not alive:
+        _forget(state, session.id)
+    fields, blocks = run_fields(
+        result, language=session.lang, limits=session.limits, error=error,
+        inline_text_bytes=state.config.inline_text_bytes, max_embed_bytes=state.config.max_embed_bytes,
+    )
+    fields |= {"session_id": session.id, "session_alive": alive, "restarted": result.restarted}
+    return tool_result(SessionOutput.model_validate(fields), blocks)
+
+
+async def close_session(
+    session_id: Annotated[str, Field(description="The id of the session to close.")],
+    ctx: Context[ServerState],
+) -> CloseOutput:
+    """Close a REPL session and free its interpreter. Closing an unknown or already closed id is an error."""
+    state = _state(ctx)
+    try:
+        state.sessions.close(session_id)
+    except SessionNotFound:
+        raise ToolError(f"no open session {_short(session_id)} (closed, expired, or never created)") from None
+    return CloseOutput(session_id=session_id, closed=True)
+
+
+async def list_languages(ctx: Context[ServerState]) -> LanguagesOutput:
+    """List the languages this server can run, with aliases, versions, availability and session support.
+
+    Also reports the highest limits (timeout, memory, max_output) an agent
+    may request and the defaults used when none are given.
+    """
+    state = _state(ctx)
+    infos = [_language_info(state, name) for name in state.sandbox.languages() if name in state.allowed]
+    config = state.config
+    return LanguagesOutput(
+        languages=infos,
+        max_timeout=format_duration(config.max_timeout),
+        max_memory=format_size(config.max_memory),
+        max_output=format_size(config.max_output),
+        default_limits=applied_limits(config.defaults),
+    )
+
+
+# -- helpers -----------------------------------------------------------------
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """A caller-given string made safe to quote in a message: repr'd and cut."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _progress_reporter(ctx: Context[ServerState]) -> ProgressCallback:
+    """Forward slow one-time work (a first compile) as MCP progress, so clients see the call is alive.
+
+    Callable from any thread; a no-op for clients that did not ask for progress.
+    """
+    loop = asyncio.get_running_loop()
+    steps = itertools.count(1)
+
+    def report(message: str, fraction: float) -> None:
+        log.info("%s (%s)", message, "?" if fraction < 0 else f"{fraction:.0%}")
+        step = next(steps)
+        coro = ctx.report_progress(step, None, message)
+        try:
+            asyncio.run_coroutine_threadsafe(coro, loop)
+        except RuntimeError:  # the loop is closing
+            coro.close()
+
+    return report
+
+
+def _resolve_language(state: ServerState, language: str) -> Pack:
+    enabled = ", ".join(sorted(state.allowed)) or "none"
+    try:
+        pack = state.sandbox.pack(language)
+    except UnknownLanguage:
+        raise ToolError(f"unknown language {_short(language)}; this server runs: {enabled}") from None
+    if pack.name not in state.allowed:
+        raise ToolError(f"language {pack.name} is not enabled on this server; enabled: {enabled}")
+    return pack
+
+
+def _request_limits(config: ServerConfig, timeout: str | float | None, memory: str | int | None,
+                    max_output: str | int | None) -> Limits:
+    try:
+        return config.request_limits(timeout=timeout, memory=memory, max_output=max_output)
+    except SandboxError as exc:  # InvalidLimits
+        raise ToolError(str(exc)) from None
+
+
+def _check_code_size(config: ServerConfig, size: int) -> None:
+    if size > config.max_code_bytes:
+        cap = format_size(config.max_code_bytes)
+        raise ToolError(f"code is {format_size(size)}; this server accepts at most {cap}")
+
+
+def _build_spec(
+    *,
+    config: ServerConfig,
+    pack: Pack,
+    code: str,
+    code_encoding: str,
+    stdin: str | None,
+    files: dict[str, str] | None,
+    files_base64: dict[str, str] | None,
+    args: list[str] | None,
+    limits: Limits,
+) -> Spec:
+    source: str | bytes = code
+    if code_encoding == "base64":
+        _check_code_size(config, len(code) * 3 // 4)
+        source = _b64("code", code)
+    else:
+        _check_code_size(config, len(code.encode("utf-8")))
+    stdin_bytes = stdin.encode("utf-8") if stdin is not None else None
+    if stdin_bytes is not None and len(stdin_bytes) > config.max_stdin_bytes:
+        raise ToolError(f"stdin is {format_size(len(stdin_bytes))}; at most "
+                        f"{format_size(config.max_stdin_bytes)} is accepted")
+    arg_list = list(args or [])
+    if len(arg_list) > config.max_args or sum(len(a.encode("utf-8")) for a in arg_list) > 64 * 1024:
+        raise ToolError(f"too many or too long args: at most {config.max_args} arguments and 64K in total")
+    if any("\x00" in a for a in arg_list):
+        raise ToolError("an argument contains a NUL character")
+    inputs = _input_files(config, files or {}, files_base64 or {})
+    try:
+        return Spec(lang=pack.name, code=source, args=arg_list, stdin=stdin_bytes, files=inputs, limits=limits)
+    except SandboxError as exc:  # InvalidSpec
+        raise ToolError(str(exc)) from None
+
+
+def _input_files(config: ServerConfig, text: dict[str, str], binary: dict[str, str]) -> dict[str, bytes]:
+    if len(text) + len(binary) > config.max_files:
+        raise ToolError(f"too many input files: at most {config.max_files}")
+    both = set(text) & set(binary)
+    if both:
+        raise ToolError(f"{_short(sorted(both)[0])} is given in both 'files' and 'files_base64'")
+    out: dict[str, bytes] = {}
+    total = 0
+    for source, items in (("files", text), ("files_base64", binary)):
+        for name, content in items.items():
+            try:
+                clean_key(name)
+            except SandboxError as exc:  # InvalidSpec
+                raise ToolError(f"{source}: bad file name: {exc}") from None
+            total += len(content) * 3 // 4 if source == "files_base64" else len(content.encode("utf-8"))
+            if total > config.max_files_bytes:
+                raise ToolError(f"input files exceed {format_size(config.max_files_bytes)} in total")
+            out[name] = _b64(f"files_base64[{name!r}]", content) if source == "files_base64" else content.encode()
+    return out
+
+
+def _b64(what: str, text: str) -> bytes:
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raise ToolError(f"{what} is not valid base64") from None
+
+
+def _get_session(state: ServerState, session_id: str) -> Session:
+    try:
+        return state.sessions.get(session_id)
+    except SandboxError:  # SessionNotFound, ManagerClosed
+        raise ToolError(f"no open session {_short(session_id)} (closed, expired, killed by a limit, or never "
+                        "created); start a new one by calling eval_session with 'language'") from None
+
+
+async def _create_session(state: ServerState, pack: Pack, limits: Limits) -> Session:
+    config = SessionConfig(limits=limits, idle_timeout=state.config.session_idle_timeout)
+    try:
+        return await state.sessions.create(pack.name, config)
+    except Unsupported as exc:
+        raise ToolError(f"{exc}; use execute_code instead") from None
+    except TooManySessions:
+        raise ToolError(f"at most {state.config.max_sessions} sessions may be open at once; close one with "
+                        "close_session first") from None
+    except LimitExceeded as exc:
+        raise ToolError(f"the {pack.name} interpreter could not start within its limits: {exc}") from None
+    except SandboxError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _forget(state: ServerState, session_id: str) -> None:
+    try:
+        state.sessions.close(session_id)
+    except SessionNotFound:
+        pass
+
+
+def _language_info(state: ServerState, name: str) -> LanguageInfo:
+    status = state.sandbox.status(name)
+    pack = status.pack
+    reason = None if status.backend else "; ".join(f"{b}: {why}" for b, why in status.reasons.items())
+    sessions, sessions_reason = _session_support(state, pack)
+    return LanguageInfo(
+        name=pack.name,
+        aliases=list(pack.aliases),
+        extensions=list(pack.extensions),
+        version=pack.version,
+        available=status.backend is not None,
+        backend=status.backend,
+        reason=reason,
+        sessions=sessions,
+        sessions_reason=sessions_reason,
+    )
+
+
+def _session_support(state: ServerState, pack: Pack) -> tuple[bool, str | None]:
+    """Whether ``Sandbox.new_session`` would find a backend, by the policy's order (mirrors the core's routing)."""
+    reasons: list[str] = []
+    backends = state.sandbox.backends
+    for name in state.sandbox.policy.order:
+        backend = backends.get(name)
+        if backend is None:
+            reasons.append(f"{name}: backend not registered")
+            continue
+        why = backend.unavailable_reason(pack)
+        if why is None and not isinstance(backend, SessionBackend):
+            why = "no REPL sessions"
+        if why is None and isinstance(backend, SessionBackend):
+            session_why = backend.session_unavailable_reason(pack)
+            why = None if session_why is None else f"no REPL sessions: {session_why}"
+        if why is None:
+            return True, None
+        reasons.append(f"{name}: {why}")
+    return False, "; ".join(reasons)
