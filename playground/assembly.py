@@ -24,7 +24,9 @@ def load_backends() -> list[Backend]:
         log.debug("wasm backend unavailable", exc_info=True)
         backends.append(MissingBackend("wasm", f"cannot import the Wasm backend ({exc}); pip install wasmtime"))
     else:
-        backends.append(WasmBackend())
+        from playground.packs import ALL_PACKS
+
+        backends.append(WasmBackend(packs=ALL_PACKS))
     backends.append(_docker_backend())
     return backends
 

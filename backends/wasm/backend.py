@@ -19,7 +19,7 @@ import enum
 import itertools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
@@ -27,13 +27,15 @@ import wasmtime
 
 from backends.wasm import launch, runner, transforms
 from backends.wasm.artifacts import ArtifactStore, cache_root
-from backends.wasm.engine import WasmEngine, shared_engine
+from backends.wasm.diagnose import diagnose
+from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
 from backends.wasm.modcache import ModuleCache
 from backends.wasm.state import RunControl
-from playground.core.backend import Request
+from backends.wasm.typescript import TypeScriptTransformer
+from playground.core.backend import Diagnostic, Request
 from playground.core.errors import BackendUnavailable, FSQuotaExceeded
 from playground.core.output import Stream
-from playground.core.pack import Pack
+from playground.core.pack import Pack, WasmSpec
 from playground.core.result import Outcome
 from playground.core.vfs import VFSError
 
@@ -66,8 +68,9 @@ class WasmBackend:
     name: Final = "wasm"
     supports_network: Final = False
 
-    def __init__(self, *, cache_dir: Path | None = None) -> None:
+    def __init__(self, *, cache_dir: Path | None = None, packs: Iterable[Pack] = ()) -> None:
         root = cache_dir if cache_dir is not None else cache_root()
+        self._packs = tuple(packs)
         self._root = root
         self._artifacts = ArtifactStore(root)
         self._lock = threading.Lock()
@@ -91,6 +94,10 @@ class WasmBackend:
         """The compiled-module cache (built on first use)."""
         return self._machinery()[1]
 
+    def diagnostics(self) -> list[Diagnostic]:
+        """wasmtime, the cache directory, and every runtime of the packs given at construction."""
+        return diagnose(self._root, self._artifacts, self._packs, wasmtime_version())
+
     # -- Backend protocol --------------------------------------------------------------------
 
     def unavailable_reason(self, pack: Pack) -> str | None:
@@ -103,7 +110,11 @@ class WasmBackend:
         if spec.mounts:
             return "artifact mounts are not supported by the wasm backend yet"
         if spec.transform:
-            reason = transforms.unavailable_reason(spec.transform)
+            if spec.transform not in transforms.KNOWN:
+                return f"unknown source transform {spec.transform!r}"
+            if spec.transformer is None:
+                return f"the {spec.transform} transform needs a transformer artifact"
+            reason = self._artifacts.missing_reason(spec.transformer, f"{spec.transform} transform")
             if reason is not None:
                 return reason
         if spec.module is None:
@@ -173,7 +184,7 @@ class WasmBackend:
             module = modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=request.progress)
             program = request.spec.code_bytes
             if spec.transform:
-                transformed = self._transform(spec.transform, program, spec.main_file)
+                transformed = self._transform(spec, program, request)
                 if isinstance(transformed, str):
                     request.output.write(Stream.STDERR, transformed.encode("utf-8", "replace"))
                     return Outcome(exit_code=1)
@@ -196,14 +207,16 @@ class WasmBackend:
         )
         return runner.run(engine, plan, control)
 
-    @staticmethod
-    def _transform(name: str, program: bytes, filename: str) -> bytes | str:
+    def _transform(self, spec: WasmSpec, program: bytes, request: Request) -> bytes | str:
         """The transformed program, or the error text for stderr."""
-        loaded = transforms.load(name)
-        if isinstance(loaded, str):
-            raise BackendUnavailable(loaded)
+        engine, modules = self._machinery()
+        artifact = spec.transformer
+        assert artifact is not None
+        path = self._artifacts.verified_path(artifact, f"{spec.transform} transform")
+        module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=request.progress)
+        transformer: transforms.SourceTransform = TypeScriptTransformer(engine, module)
         try:
-            return loaded.transform(program.decode("utf-8", "replace"), filename).encode("utf-8")
+            return transformer.transform(program.decode("utf-8", "replace"), "main.ts").encode("utf-8")
         except transforms.TransformError as exc:
             text = str(exc)
             return text if text.endswith("\n") else text + "\n"

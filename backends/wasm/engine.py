@@ -62,7 +62,7 @@ def _config() -> wasmtime.Config:
     return config
 
 
-def _wasmtime_version() -> str:
+def wasmtime_version() -> str:
     from importlib.metadata import version
 
     return version("wasmtime")
@@ -78,7 +78,7 @@ class WasmEngine:
 
     def __init__(self) -> None:
         self.engine = wasmtime.Engine(_config())
-        self.version = _wasmtime_version()
+        self.version = wasmtime_version()
         self.description = f"wasmtime={self.version};cranelift;epoch;stack={MAX_WASM_STACK};exceptions;static-memory"
         self.runs: dict[int, RunState] = {}
         self.linker = wasmtime.Linker(self.engine)

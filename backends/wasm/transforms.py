@@ -1,24 +1,13 @@
 """Source transforms applied before a pack's runtime runs (``WasmSpec.transform``).
 
-A transform is looked up by name in ``TRANSFORM_MODULES`` and imported on
-first use. The module must provide:
-
-* ``unavailable_reason() -> str | None``: cheap; None when it can run now;
-* ``transform(source: str, filename: str) -> str``: runs on a worker
-  thread, may be called concurrently, raises ``TransformError`` (with a
-  message fit for the user's stderr) when the source does not compile.
-
-The TypeScript transform (``backends.wasm.typescript``) is provided
-separately; while it is absent, TypeScript is reported unavailable.
+A transform turns the user's source into what the runtime runs (TypeScript
+into JavaScript). It runs inside Wasm too, from the artifact the pack names
+in ``WasmSpec.transformer``. ``KNOWN`` lists the transforms this backend has.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import Final, Protocol, cast
-
-TRANSFORM_MODULES: Final = {"typescript": "backends.wasm.typescript"}
+from typing import Final, Protocol
 
 
 class TransformError(Exception):
@@ -26,27 +15,9 @@ class TransformError(Exception):
 
 
 class SourceTransform(Protocol):
-    def unavailable_reason(self) -> str | None: ...
-
-    def transform(self, source: str, filename: str) -> str: ...
-
-
-def load(name: str) -> SourceTransform | str:
-    """The transform module for ``name``, or the reason it cannot be used."""
-    module_name = TRANSFORM_MODULES.get(name)
-    if module_name is None:
-        return f"unknown source transform {name!r}"
-    try:
-        module: ModuleType = importlib.import_module(module_name)
-    except ImportError as exc:
-        return f"the {name} transform is not available ({exc})"
-    if not callable(getattr(module, "transform", None)) or not callable(getattr(module, "unavailable_reason", None)):
-        return f"{module_name} does not provide transform() and unavailable_reason()"
-    return cast(SourceTransform, module)
+    def transform(self, source: str, filename: str) -> str:
+        """Runs on a worker thread; may be called concurrently; raises ``TransformError``."""
+        ...
 
 
-def unavailable_reason(name: str) -> str | None:
-    loaded = load(name)
-    if isinstance(loaded, str):
-        return loaded
-    return loaded.unavailable_reason()
+KNOWN: Final = frozenset({"typescript"})
