@@ -31,6 +31,12 @@ Limits and how precisely they are enforced:
 * ``cpu_time``: RLIMIT_CPU per process; a process killed by SIGXCPU ->
   ``TimeLimitExceeded``.
 
+Beyond ``run``: REPL sessions (``open_session``, bash and node, see
+``session`` and ``drivers``), servers (``serve``, see ``serve``) and
+``Spec.net`` policies (a per-run internal network plus the host's egress
+proxy, see ``egress`` and ``networks``). ``Spec.net=None`` keeps
+``network_mode=none``.
+
 Cancellation: cancelling the awaiting task makes the worker kill the
 container within ``POLL`` seconds; ``run`` waits for the worker (and so for
 the container's removal) before ``CancelledError`` leaves. Cancelling twice
@@ -40,17 +46,24 @@ is the same as once.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import signal
 import threading
 import time
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final
 
+from backends.docker.control import Cancelled as _Cancelled
+from backends.docker.control import RunControl as _RunControl
+from backends.docker.control import in_worker
 from backends.docker.detect import DaemonProbe, ProbeResult
+from backends.docker.drivers import no_driver_reason
+from backends.docker.egress import NetAccess, guest_egress
 from backends.docker.engine import (
     Attachment,
     Engine,
@@ -60,7 +73,9 @@ from backends.docker.engine import (
     version_tuple,
 )
 from backends.docker.images import ImageResolver, config_path, env_var
-from backends.docker.profile import hardening_profile
+from backends.docker.profile import hardening_profile, on_network
+from backends.docker.serve import DockerGuestService, start_guest_service
+from backends.docker.session import DockerGuestSession, start_session
 from backends.docker.trailer import MarkerSplitter, parse_trailer
 from backends.docker.usage import check_inputs_fit, collect_out, hit_memory_ceiling, quota_hit
 from backends.docker.wrapper import SETUP_FAILED, input_archive, wrapper_script
@@ -68,13 +83,22 @@ from playground.core import (
     BackendUnavailable,
     Diagnostic,
     FSQuotaExceeded,
+    GuestService,
+    GuestSession,
+    LimitExceeded,
     MemoryLimitExceeded,
+    NetPolicy,
     Outcome,
     OutputLimitExceeded,
     Pack,
+    ProgressCallback,
     Request,
+    ServeRequest,
+    SessionRequest,
     TimeLimitExceeded,
+    Unsupported,
 )
+from playground.net import Connector, Resolver
 
 log = logging.getLogger(__name__)
 
@@ -88,21 +112,6 @@ MAX_API_VERSION: Final = "1.45"
 TRAILER_SLACK: Final = 256 * 1024
 #: How long a failed pull is remembered (and reported by ``unavailable_reason``).
 PULL_FAILURE_TTL: Final = 60.0
-
-
-class _Cancelled(Exception):
-    """Internal: the worker stopped because the awaiting task was cancelled."""
-
-
-@dataclass(slots=True)
-class _RunControl:
-    """Shared between the event loop (which cancels) and the worker (which obeys)."""
-
-    cancelled: threading.Event = field(default_factory=threading.Event)
-
-    def check(self) -> None:
-        if self.cancelled.is_set():
-            raise _Cancelled()
 
 
 @dataclass(slots=True)
@@ -127,7 +136,8 @@ class DockerBackend:
     ``close()`` is idempotent and later runs raise ``BackendUnavailable``.
     """
 
-    supports_network = False
+    #: A ``NetPolicy`` is enforced by ``playground.net``'s egress proxy (see ``backends.docker.egress``).
+    supports_network = True
 
     def __init__(
         self,
@@ -140,6 +150,8 @@ class DockerBackend:
         pull_timeout: float = 120.0,
         resolver: ImageResolver | None = None,
         max_concurrent: int = 32,
+        net_resolver: Resolver | None = None,
+        net_connector: Connector | None = None,
     ) -> None:
         self._packs = tuple(p for p in packs if p.docker is not None)
         self._probe = DaemonProbe(base_url=base_url, ttl=probe_ttl, timeout=probe_timeout)
@@ -147,6 +159,8 @@ class DockerBackend:
         self._pull_timeout = pull_timeout
         self._resolver = resolver or ImageResolver()
         self._max_concurrent = max_concurrent
+        self._net_resolver = net_resolver
+        self._net_connector = net_connector
         self._lock = threading.Lock()
         self._engine: Engine | None = None
         self._engine_url = ""
@@ -155,6 +169,9 @@ class DockerBackend:
         self._pull_failures: dict[str, tuple[float, str]] = {}
         self._pulls: dict[str, threading.Lock] = {}
         self._closed = False
+        self._sessions: weakref.WeakSet[DockerGuestSession] = weakref.WeakSet()
+        self._reapers: set[threading.Thread] = set()
+        self._services: weakref.WeakSet[DockerGuestService] = weakref.WeakSet()
 
     @property
     def name(self) -> str:
@@ -216,7 +233,9 @@ class DockerBackend:
         self._images[image] = (now, present)
         return present
 
-    def _ensure_image(self, engine: Engine, pack: Pack, request: Request, ctl: _RunControl) -> str:
+    def _ensure_image(
+        self, engine: Engine, pack: Pack, progress: ProgressCallback | None, ctl: _RunControl
+    ) -> str:
         image, source = self._resolver.resolve(pack)
         if self._image_present(image):
             return image
@@ -225,8 +244,6 @@ class DockerBackend:
             self._images.pop(image, None)
             if self._image_present(image):
                 return image
-            progress = request.progress
-
             def report(message: str, fraction: float) -> None:
                 ctl.check()
                 if progress is not None:
@@ -257,8 +274,12 @@ class DockerBackend:
     async def run(self, request: Request) -> Outcome:
         """Run one request in a fresh container; see the module docstring for limits.
 
-        Cancellation: the container is killed promptly and removed before
-        ``CancelledError`` propagates.
+        With ``spec.net`` set, the container sits on its own internal network
+        and reaches out only through the egress proxy (``egress``); every
+        request lands in ``Outcome.net_log`` (also on a limit error's outcome).
+
+        Cancellation: the container is killed promptly and removed (and the
+        run's network and egress proxy too) before ``CancelledError`` propagates.
 
         Raises:
             TimeLimitExceeded, MemoryLimitExceeded, OutputLimitExceeded,
@@ -268,21 +289,28 @@ class DockerBackend:
         """
         if self._closed:
             raise BackendUnavailable("the Docker backend is closed")
-        ctl = _RunControl()
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool(), self._execute, request, ctl)
+        if request.spec.net is None:
+            return await in_worker(self._pool(), lambda ctl: self._execute(request, ctl, None))
+        return await self._run_with_network(request, request.spec.net)
+
+    async def _run_with_network(self, request: Request, policy: NetPolicy) -> Outcome:
+        pool = self._pool()
+        engine, _, _ = await asyncio.to_thread(self._connected)
+        failed: LimitExceeded | None = None
         try:
-            return await asyncio.shield(future)
-        except asyncio.CancelledError:
-            ctl.cancelled.set()
-            while not future.done():
+            async with guest_egress(
+                engine, policy, resolver=self._net_resolver, connector=self._net_connector
+            ) as (access, egress):
                 try:
-                    await asyncio.wait({future})
-                except asyncio.CancelledError:
-                    continue
-            if not future.cancelled():
-                future.exception()
-            raise
+                    outcome = await in_worker(pool, lambda ctl: self._execute(request, ctl, access))
+                except LimitExceeded as exc:
+                    failed = exc
+        except EngineError as exc:
+            raise BackendUnavailable(f"docker: could not set up the run's network: {exc}") from exc
+        if failed is not None:
+            failed.outcome = dataclasses.replace(failed.outcome or Outcome(exit_code=-1), net_log=egress.entries)
+            raise failed
+        return dataclasses.replace(outcome, net_log=egress.entries)
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -292,22 +320,26 @@ class DockerBackend:
                 self._executor = ThreadPoolExecutor(self._max_concurrent, thread_name_prefix="docker-run")
             return self._executor
 
-    def _execute(self, request: Request, ctl: _RunControl) -> Outcome:
+    def _execute(self, request: Request, ctl: _RunControl, net: NetAccess | None) -> Outcome:
         pack = request.pack
         spec = pack.docker
         if spec is None:
             raise BackendUnavailable(f"docker: {pack.name} has no Docker image")
         engine, info, _ = self._connected()
         ctl.check()
-        image = self._ensure_image(engine, pack, request, ctl)
+        image = self._ensure_image(engine, pack, request.progress, ctl)
         ctl.check()
         check_inputs_fit(request)
         mark = secrets.token_hex(16)
         archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin, mark)
         argv = ["/bin/sh", "-c", wrapper_script(spec, request.spec.args)]
         kwargs = hardening_profile(request.limits, spec, info.kind)
+        env = dict(request.spec.env)
+        if net is not None:
+            kwargs = on_network(kwargs, net.network)
+            env.update(net.env)
         try:
-            container = engine.create(image, argv, kwargs, request.spec.env)
+            container = engine.create(image, argv, kwargs, env)
         except EngineError as exc:
             raise BackendUnavailable(f"docker: {exc}") from exc
         try:
@@ -464,17 +496,118 @@ class DockerBackend:
         except EngineError:
             log.warning("could not kill container %s", container[:12], exc_info=True)
 
+    # -- sessions -----------------------------------------------------------
+
+    def session_unavailable_reason(self, pack: Pack) -> str | None:
+        """None for packs with a REPL driver (bash, node) whose image can run here; else why not."""
+        return no_driver_reason(pack) or self.unavailable_reason(pack)
+
+    async def open_session(self, request: SessionRequest) -> GuestSession:
+        """Start a session container and wait for its driver; see ``backends.docker.session``.
+
+        Cancellation: the half-started container is removed before ``CancelledError`` leaves.
+
+        Raises:
+            Unsupported: no REPL driver for the pack.
+            BackendUnavailable: no daemon, no image, or the backend is closed.
+            SessionKilled: the driver did not come up.
+        """
+        why = no_driver_reason(request.pack)
+        if why is not None:
+            raise Unsupported(why)
+        pool = self._pool()
+
+        def start(ctl: _RunControl) -> DockerGuestSession:
+            engine, info, _ = self._connected()
+            image = self._ensure_image(engine, request.pack, None, ctl)
+            ctl.check()
+            try:
+                return start_session(
+                    engine, image=image, kind=info.kind, request=request, pool=pool, reaper=self._reap, ctl=ctl
+                )
+            except EngineError as exc:
+                raise BackendUnavailable(f"docker: could not start a session: {exc}") from exc
+
+        session = await in_worker(pool, start)
+        self._sessions.add(session)
+        return session
+
+    def _reap(self, job: Callable[[], None]) -> None:
+        """Run a container removal on its own thread; ``close()`` waits for all of them."""
+
+        def run() -> None:
+            try:
+                job()
+            finally:
+                with self._lock:
+                    self._reapers.discard(thread)
+
+        thread = threading.Thread(target=run, name="docker-reap", daemon=True)
+        with self._lock:
+            self._reapers.add(thread)
+        thread.start()
+
+    # -- serving ------------------------------------------------------------
+
+    def serve_unavailable_reason(self, pack: Pack) -> str | None:
+        """Any pack this backend can run can serve (on its own internal network)."""
+        return self.unavailable_reason(pack)
+
+    async def serve(self, request: ServeRequest) -> GuestService:
+        """Start the guest server; see ``backends.docker.serve``.
+
+        Cancellation: a half-started container and its network are removed
+        before ``CancelledError`` leaves.
+
+        Raises:
+            BackendUnavailable: no daemon, no image, the daemon refused, or the backend is closed.
+        """
+        if request.spec.net is not None:
+            raise Unsupported("docker: a network policy for a served guest is not implemented yet")
+        loop = asyncio.get_running_loop()
+
+        def start(ctl: _RunControl) -> DockerGuestService:
+            engine, info, _ = self._connected()
+            image = self._ensure_image(engine, request.pack, None, ctl)
+            ctl.check()
+            try:
+                service = start_guest_service(engine, image=image, kind=info.kind, request=request, loop=loop)
+            except EngineError as exc:
+                raise BackendUnavailable(f"docker: could not start the service: {exc}") from exc
+            if ctl.cancelled.is_set():
+                service._teardown()
+                raise _Cancelled()
+            self._services.add(service)
+            return service
+
+        return await in_worker(self._pool(), start)
+
     # -- lifecycle ----------------------------------------------------------
 
     def close(self) -> None:
         """Refuse new runs and release the client and worker pool. Idempotent.
 
-        Runs already in flight finish (their containers are still removed).
+        Runs already in flight finish (their containers are still removed);
+        open sessions are closed and their containers removed before this returns.
         """
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+        for session in list(self._sessions):
+            session.close()
+        for service in list(self._services):
+            self._reap(service._teardown)
+        while True:
+            with self._lock:
+                reapers = list(self._reapers)
+            if not reapers:
+                break
+            for thread in reapers:
+                thread.join(timeout=30.0)
+                with self._lock:
+                    self._reapers.discard(thread)
+        with self._lock:
             engine, self._engine = self._engine, None
             executor, self._executor = self._executor, None
         if executor is not None:

@@ -123,6 +123,20 @@ def _connection_error(what: str, exc: BaseException) -> EngineError:
     return EngineUnreachable(f"{what}: the daemon does not answer ({text})", detail=text)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkInfo:
+    """A Docker network as far as address planning needs it."""
+
+    id: str
+    name: str
+    subnets: tuple[str, ...]
+    internal: bool
+
+
+class NetworkOverlap(EngineError):
+    """The daemon refused a subnet because another network already uses it."""
+
+
 class Attachment:
     """The raw, multiplexed stdio stream of one container (attached before start).
 
@@ -148,6 +162,23 @@ class Attachment:
             self._sock.shutdown(socket.SHUT_WR)
         except OSError as exc:
             raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
+
+    def send(self, data: bytes, timeout: float | None = None) -> None:
+        """Write ``data`` to the container's stdin and keep it open (the REPL drivers' commands).
+
+        ``timeout`` bounds the whole write; the reader's poll interval is restored after.
+        """
+        previous = self._sock.gettimeout()
+        try:
+            self._sock.settimeout(timeout)
+            self._sock.sendall(data)
+        except OSError as exc:
+            raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
+        finally:
+            try:
+                self._sock.settimeout(previous)
+            except OSError:
+                pass
 
     def frames(self, poll: float) -> Iterator[tuple[int, bytes]]:
         buf = bytearray()
@@ -359,6 +390,66 @@ class Engine:
             if "already in progress" in exc.detail:
                 return
             raise
+
+    def create_network(self, name: str, *, subnet: str, gateway: str, labels: Mapping[str, str]) -> str:
+        """Create an ``internal`` bridge network on ``subnet``; return its id.
+
+        Raises:
+            NetworkOverlap: the subnet clashes with an existing network.
+            EngineError: anything else the daemon refused.
+        """
+        try:
+            with _translated(f"create network {name}"):
+                pool = docker.types.IPAMPool(subnet=subnet, gateway=gateway)
+                created = self._api.create_network(
+                    name,
+                    driver="bridge",
+                    internal=True,
+                    ipam=docker.types.IPAMConfig(pool_configs=[pool]),
+                    labels=dict(labels),
+                    check_duplicate=True,
+                )
+        except EngineError as exc:
+            if "overlap" in (exc.detail or str(exc)).lower():
+                raise NetworkOverlap(str(exc), detail=exc.detail) from exc
+            raise
+        return str(created["Id"])
+
+
+    def remove_network(self, network: str) -> None:
+        """Remove a network; one that is gone already is fine."""
+        try:
+            with _translated(f"remove network {network[:12]}"):
+                self._api.remove_network(network)
+        except ContainerGone:
+            return
+
+
+    def networks(self, label: str | None = None) -> list[NetworkInfo]:
+        """Every network (or those carrying ``label``) with its subnets."""
+        filters = {"label": label} if label else None
+        with _translated("list networks"):
+            found: list[Mapping[str, Any]] = self._api.networks(filters=filters)
+        result = []
+        for net in found:
+            configs = (net.get("IPAM") or {}).get("Config") or []
+            subnets = tuple(str(c["Subnet"]) for c in configs if isinstance(c, Mapping) and c.get("Subnet"))
+            result.append(
+                NetworkInfo(id=str(net["Id"]), name=str(net.get("Name", "")), subnets=subnets,
+                            internal=bool(net.get("Internal")))
+            )
+        return result
+
+
+    def container_address(self, container: str, network: str) -> str:
+        """The container's IPv4 address on ``network`` ("" when it has none)."""
+        with _translated("inspect the container"):
+            attrs: Mapping[str, Any] = self._api.inspect_container(container)
+        networks: Mapping[str, Any] = (attrs.get("NetworkSettings") or {}).get("Networks") or {}
+        for name, endpoint in networks.items():
+            if isinstance(endpoint, Mapping) and network in (name, endpoint.get("NetworkID")):
+                return str(endpoint.get("IPAddress") or "")
+        return ""
 
     def containers(self, label: str = LABEL) -> list[str]:
         """Ids of every container (running or not) that carries ``label``."""

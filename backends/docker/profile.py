@@ -37,11 +37,12 @@ Precision, per limit:
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from typing import Final
 
-from playground.core import DockerSpec, Limits
+from playground.core import UNLIMITED, DockerSpec, Limits
 
 #: The label every sandbox container carries, so leaks can be found (``docker ps -af label=...``).
 LABEL: Final = "io.github.sandbox-playground"
@@ -58,6 +59,8 @@ NOFILE: Final = 1024
 #: Extra room on RLIMIT_FSIZE so a full tmpfs (ENOSPC) trips before SIGXFSZ.
 FSIZE_SLACK: Final = 1 << 20
 #: The tmpfs mounts.
+#: Extra processes of a REPL session: its driver, the driver's pumps and helpers.
+SESSION_PROCS: Final = 8
 MOUNTS: Final = ("/in", "/work", "/out", "/tmp")
 #: /tmp is scratch outside the VFS count (toolchain caches: Go's has 256 directories).
 TMP_MIN_INODES: Final = 4096
@@ -151,4 +154,44 @@ def hardening_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dic
         "stdin_open": True,
         "tty": False,
         "labels": {LABEL: "1"},
+    }
+
+
+def session_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+    """Create-kwargs for a long-lived REPL container: ``hardening_profile`` with two changes.
+
+    RLIMIT_CPU is left out: it counts a process's whole life, so it would
+    kill a long session's interpreter; each eval is bounded by ``wall_time``
+    on the host instead. ``pids_limit`` grows by ``SESSION_PROCS`` for the
+    driver and its helpers. Memory and filesystem limits cover the session.
+    """
+    profile = hardening_profile(dataclasses.replace(limits, cpu_time=UNLIMITED), spec, kind)
+    host = profile["host_config"]
+    assert isinstance(host, dict)
+    if isinstance(host.get("pids_limit"), int) and host["pids_limit"] > 0:
+        host["pids_limit"] += SESSION_PROCS
+    return profile
+
+
+#: The embedded DNS server's upstream on our networks: container-local loopback, where nothing listens.
+NO_DNS: Final = "127.0.0.1"
+
+
+def long_lived_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+    """``hardening_profile`` without RLIMIT_CPU, for a server whose life the TTL bounds."""
+    return hardening_profile(dataclasses.replace(limits, cpu_time=UNLIMITED), spec, kind)
+
+
+def on_network(profile: dict[str, object], network: str) -> dict[str, object]:
+    """A copy of ``profile`` whose container joins the (internal) ``network`` instead of none.
+
+    Everything else stays. The embedded DNS resolver Docker puts on user-defined
+    networks is given ``NO_DNS`` as its upstream, so no name query is forwarded anywhere.
+    """
+    host = profile["host_config"]
+    assert isinstance(host, dict)
+    return {
+        **profile,
+        "network_disabled": False,
+        "host_config": {**host, "network_mode": network, "dns": [NO_DNS], "dns_search": ["."]},
     }

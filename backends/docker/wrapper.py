@@ -66,6 +66,21 @@ def expand(template: Sequence[str], main: str, args: Sequence[str]) -> list[str]
     return out
 
 
+def _setup_lines() -> tuple[str, ...]:
+    """Unpack the input archive, protect /in, open the guest's stdin as fd 3, drop the staging dir."""
+    return (
+        "umask 022",
+        "if ! tar -x -o -f - -C /; then",
+        "  echo 'sandbox: the image could not unpack the inputs (it needs /bin/sh and tar)' >&2",
+        f"  exit {SETUP_FAILED}",
+        "fi",
+        f"IFS= read -r mark < {STAGE}/mark || exit {SETUP_FAILED}",
+        "chmod -R a-w /in 2>/dev/null",
+        f"if [ -f {STAGE}/stdin ]; then exec 3< {STAGE}/stdin; else exec 3< /dev/null; fi",
+        f"rm -rf {STAGE}",
+    )
+
+
 def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
     """The ``sh -c`` script the container runs; see the module docstring."""
     main = main_path(spec)
@@ -75,15 +90,7 @@ def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
     mounts = " ".join(REPORTED_MOUNTS)
     return "\n".join(
         (
-            "umask 022",
-            "if ! tar -x -o -f - -C /; then",
-            "  echo 'sandbox: the image could not unpack the inputs (it needs /bin/sh and tar)' >&2",
-            f"  exit {SETUP_FAILED}",
-            "fi",
-            f"IFS= read -r mark < {STAGE}/mark || exit {SETUP_FAILED}",
-            "chmod -R a-w /in 2>/dev/null",
-            f"if [ -f {STAGE}/stdin ]; then exec 3< {STAGE}/stdin; else exec 3< /dev/null; fi",
-            f"rm -rf {STAGE}",
+            *_setup_lines(),
             step,
             "rc=$?",
             "exec 3<&-",
@@ -100,6 +107,22 @@ def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
             "exit $rc",
         )
     )
+
+
+def serve_script(spec: DockerSpec, args: Sequence[str]) -> str:
+    """The ``sh -c`` script of a guest server: the same setup, then ``exec`` the program.
+
+    No trailer: the server's output streams straight to the logs, and its
+    exit status (or OOM kill) is the container's.
+    """
+    main = main_path(spec)
+    run = shlex.join(expand(spec.cmd, main, args))
+    if spec.compile:
+        compile_words = shlex.join(expand(spec.compile, main, args))
+        last = f"{compile_words} </dev/null 3<&- || exit $?\nexec {run} <&3 3<&-"
+    else:
+        last = f"exec {run} <&3 3<&-"
+    return "\n".join((*_setup_lines(), last))
 
 
 def _walk_in(vfs: VFS) -> Iterator[tuple[str, Dir | File]]:

@@ -80,10 +80,13 @@ async def test_wasm_only_never_downgrades_to_docker(both_image: None, docker_bac
         await make(docker_backend, WASM_ONLY).run(Spec(lang="bash", code="echo hi"))
 
 
-async def test_network_policy_is_refused(both_image: None, docker_backend: DockerBackend) -> None:
-    spec = Spec(lang="bash", code="echo hi", net=NetPolicy(allow_hosts=("example.com",)))
-    with pytest.raises((Unsupported, BackendUnavailable), match="network"):
-        await make(docker_backend, DOCKER_ONLY).run(spec)
+async def test_network_policy_is_enforced_not_refused(both_image: None, docker_backend: DockerBackend) -> None:
+    """Docker enforces a NetPolicy (tests/integration/docker/test_network.py); the fake Wasm backend cannot."""
+    spec = Spec(lang="both", code="echo hi", net=NetPolicy(allow_hosts=("example.test",)))
+    result = await make(docker_backend, PREFER_WASM).run(spec)
+    assert result.backend == "docker" and result.stdout == b"hi\n" and result.net_log == ()
+    with pytest.raises(Unsupported, match="network"):
+        await make(docker_backend, WASM_ONLY).run(spec)
 
 
 async def test_docker_missing_is_reported_not_downgraded(

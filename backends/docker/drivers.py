@@ -1,0 +1,108 @@
+"""Which REPL driver a pack's session runs, and how the container is set up to start it.
+
+A session container's main process is a POSIX ``sh`` setup script: it reads
+exactly the input archive's size from stdin (``head -c``, so the commands
+that follow are left for the driver; the host sends none before the driver
+says it is ready), unpacks the driver and the session nonce into
+``STAGE``, makes the driver's FIFOs and ``exec``\\s the driver, which then
+owns the container's stdin and stdout (see ``repl_protocol``).
+
+Driver sources are our own files in ``resources/drivers/``; nothing the host
+reads from disk goes in except them.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from playground.core import Pack
+
+#: Where the driver lives inside the container (on the /tmp tmpfs).
+STAGE: Final = "/tmp/.pg"
+#: Exit status of the setup script when the image cannot start the driver.
+SETUP_FAILED: Final = 125
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Driver:
+    """A REPL driver: its resource file, the program that runs it, the FIFOs it expects."""
+
+    resource: str
+    program: tuple[str, ...]
+    fifos: tuple[str, ...]
+
+    @property
+    def filename(self) -> str:
+        return "driver" + Path(self.resource).suffix
+
+
+DRIVERS: Final[dict[str, Driver]] = {
+    "bash": Driver(resource="docker_bash_repl.sh", program=("bash", "--norc", "--noprofile"), fifos=("cmd", "res")),
+    "node": Driver(resource="docker_node_repl.js", program=("node",), fifos=("out", "err")),
+}
+
+
+def drivers_dir() -> Path:
+    """``resources/drivers`` of this checkout or installation."""
+    return Path(__file__).resolve().parents[2] / "resources" / "drivers"
+
+
+def driver_for(pack: Pack) -> Driver | None:
+    return DRIVERS.get(pack.name)
+
+
+def no_driver_reason(pack: Pack) -> str | None:
+    """None when ``pack`` has a session driver whose source is installed; else why not."""
+    driver = driver_for(pack)
+    if driver is None:
+        return f"no REPL driver for {pack.name}"
+    if not (drivers_dir() / driver.resource).is_file():
+        return f"the REPL driver {driver.resource} is not installed in {drivers_dir()}"
+    return None
+
+
+def setup_script(driver: Driver, archive_size: int) -> str:
+    """The ``sh -c`` script that unpacks ``archive_size`` bytes of stdin and execs the driver."""
+    fifos = " ".join(f"{STAGE}/{name}" for name in driver.fifos)
+    program = " ".join(driver.program)
+    return "\n".join(
+        (
+            "umask 022",
+            f"if ! head -c {int(archive_size)} | tar -x -o -f - -C /; then",
+            "  echo 'sandbox: the image could not unpack the REPL driver (it needs sh, head and tar)' >&2",
+            f"  exit {SETUP_FAILED}",
+            "fi",
+            f"mkfifo -m 600 {fifos} || exit {SETUP_FAILED}",
+            f"cd /work || exit {SETUP_FAILED}",
+            f"exec {program} {STAGE}/{driver.filename}",
+        )
+    )
+
+
+def session_archive(driver: Driver, nonce: str) -> bytes:
+    """The tar stream with the driver source and the nonce (read and deleted by the driver)."""
+    source = (drivers_dir() / driver.resource).read_bytes()
+    now = int(time.time())
+    buf = io.BytesIO()
+    stage = STAGE.lstrip("/")
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for name, data, mode in (
+            (stage, None, 0o700),
+            (f"{stage}/{driver.filename}", source, 0o644),
+            (f"{stage}/nonce", nonce.encode() + b"\n", 0o600),
+        ):
+            info = tarfile.TarInfo(name)
+            info.mtime, info.mode = now, mode
+            info.uid = info.gid = 65534
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            else:
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    return buf.getvalue()

@@ -1,0 +1,83 @@
+"""A run's way out when ``Spec.net`` is a ``NetPolicy``: an internal network plus the host's egress proxy.
+
+The run's container joins a fresh ``internal`` network (``networks``): the
+host forwards nothing from it anywhere. The only thing it can usefully reach
+is ``playground.net``'s egress proxy, bound on that network's gateway (the
+host's address on the bridge), which enforces the policy, resolves names
+itself with SSRF guards and logs every request. The guest learns the proxy
+from ``HTTP_PROXY``/``HTTPS_PROXY`` (and lower-case, ``ALL_PROXY``), whose
+URL carries a per-run random token: the gateway addresses of all our
+networks are host addresses, so another guest could reach this proxy too,
+but without the token it gets 407.
+
+Clients that ignore proxy variables get nothing (no route leaves the host):
+curl, wget, Python's urllib/requests/pip honour them; Node 18's ``http`` and
+``fetch`` do not (Node 24 has ``NODE_USE_ENV_PROXY=1``, which is set too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from backends.docker.engine import Engine
+from backends.docker.networks import create_guest_network, remove_guest_network
+from playground.core import NetLogEntry, NetPolicy
+from playground.net import Connector, EgressProxy, Resolver, start_egress_proxy
+
+#: The user name in the proxy URL (the proxy checks only the password).
+PROXY_USER = "sandbox"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetAccess:
+    """What the container needs to use its egress: the network to join and the proxy variables."""
+
+    network: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def proxy_env(host: str, port: int, token: str) -> dict[str, str]:
+    """The proxy variables for a guest (upper and lower case: tools disagree on which they read)."""
+    url = f"http://{PROXY_USER}:{token}@{host}:{port}"
+    env = {}
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = url
+    env["NO_PROXY"] = env["no_proxy"] = ""
+    env["NODE_USE_ENV_PROXY"] = "1"
+    return env
+
+
+@dataclass(slots=True)
+class EgressLog:
+    """Filled when the egress ends: every request the guest made, allowed or refused."""
+
+    entries: tuple[NetLogEntry, ...] = ()
+
+
+@asynccontextmanager
+async def guest_egress(
+    engine: Engine, policy: NetPolicy, *, resolver: Resolver | None, connector: Connector | None
+) -> AsyncIterator[tuple[NetAccess, EgressLog]]:
+    """Create the network, start the proxy on its gateway; on exit stop the proxy, then remove the network.
+
+    ``EgressLog.entries`` is final once the block has exited.
+    """
+    network = await asyncio.to_thread(create_guest_network, engine, "run")
+    result = EgressLog()
+    try:
+        token = secrets.token_urlsafe(24)
+        proxy: EgressProxy = await start_egress_proxy(
+            policy, resolver=resolver, connector=connector, bind=network.gateway, proxy_token=token
+        )
+        try:
+            host, port = proxy.address
+            yield NetAccess(network=network.name, env=proxy_env(host, port, token)), result
+        finally:
+            await proxy.stop()
+            result.entries = tuple(proxy.log)
+    finally:
+        await asyncio.to_thread(remove_guest_network, engine, network)

@@ -1,0 +1,131 @@
+"""The host side of the REPL drivers' wire protocol (``resources/drivers/docker_*_repl.*``).
+
+Container stdout carries only frames written by the driver process: one
+ASCII type letter, eight lowercase hex digits of payload length, the payload.
+
+* ``O``/``E``: guest stdout/stderr bytes. Whatever the guest prints - even
+  bytes that look exactly like a control frame, nonce included - travels
+  inside one of these, so it is never parsed as anything but data.
+* ``Y`` (ready), ``R`` (an eval finished) and ``X`` (the interpreter exited):
+  the session's 128-bit nonce, then the eval id and status for R and X.
+
+Everything read here is treated as hostile: an unknown type, a length that
+is not eight hex digits, a frame above its cap, or a control frame without
+the session's nonce is a ``ProtocolError`` (the session is then killed).
+
+Commands to the driver: ``C <id> <length>\\n`` followed by the code's bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+import hmac
+from dataclasses import dataclass
+from typing import Final
+
+#: Header: type letter + 8 hex digits.
+HEADER: Final = 9
+#: Largest data frame accepted (drivers send at most 64 KiB).
+MAX_DATA: Final = 1 << 20
+#: Largest control frame accepted.
+MAX_CONTROL: Final = 4096
+_HEX: Final = frozenset(b"0123456789abcdef")
+
+
+class ProtocolError(Exception):
+    """The container's stdout is not a well-formed frame stream from our driver."""
+
+
+class Kind(enum.Enum):
+    STDOUT = "O"
+    STDERR = "E"
+    READY = "Y"
+    RESULT = "R"
+    EXITED = "X"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    kind: Kind
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """A control frame whose nonce matched: ``eval_id`` and ``status`` (0 for READY)."""
+
+    kind: Kind
+    eval_id: int
+    status: int
+
+
+class FrameReader:
+    """Incremental, strict parser of the driver's frames. One reader per session."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Add bytes; return every complete frame.
+
+        Raises:
+            ProtocolError: a malformed header or an oversized frame.
+        """
+        self._buf += data
+        frames: list[Frame] = []
+        while len(self._buf) >= HEADER:
+            letter = chr(self._buf[0])
+            try:
+                kind = Kind(letter)
+            except ValueError:
+                raise ProtocolError(f"unknown frame type {letter!r}") from None
+            digits = bytes(self._buf[1:HEADER])
+            if not _HEX.issuperset(digits):
+                raise ProtocolError(f"bad frame length {digits!r}")
+            size = int(digits, 16)
+            cap = MAX_DATA if kind in (Kind.STDOUT, Kind.STDERR) else MAX_CONTROL
+            if size > cap:
+                raise ProtocolError(f"{kind.name} frame of {size} bytes is above the cap of {cap}")
+            if len(self._buf) < HEADER + size:
+                break
+            frames.append(Frame(kind, bytes(self._buf[HEADER : HEADER + size])))
+            del self._buf[: HEADER + size]
+        return frames
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an incomplete frame held back."""
+        return len(self._buf)
+
+
+def parse_control(frame: Frame, nonce: str) -> Control:
+    """Check the nonce of a READY/RESULT/EXITED frame and read its numbers.
+
+    Raises:
+        ProtocolError: wrong nonce, wrong shape, or not a control frame.
+    """
+    if frame.kind in (Kind.STDOUT, Kind.STDERR):
+        raise ProtocolError("not a control frame")
+    parts = frame.payload.split(b" ")
+    if not parts or not hmac.compare_digest(parts[0], nonce.encode()):
+        raise ProtocolError(f"{frame.kind.name} frame without the session nonce")
+    expected = 1 if frame.kind is Kind.READY else 3
+    if len(parts) != expected:
+        raise ProtocolError(f"malformed {frame.kind.name} frame")
+    if frame.kind is Kind.READY:
+        return Control(frame.kind, 0, 0)
+    try:
+        eval_id, status = int(parts[1]), int(parts[2])
+    except ValueError:
+        raise ProtocolError(f"malformed {frame.kind.name} frame") from None
+    return Control(frame.kind, eval_id, status)
+
+
+def command(eval_id: int, code: bytes) -> bytes:
+    """The bytes that ask the driver to run ``code`` as eval ``eval_id``."""
+    return b"C %d %d\n" % (eval_id, len(code)) + code
+
+
+def frame(kind: Kind, payload: bytes) -> bytes:
+    """Encode one frame (what the drivers write; used by tests)."""
+    return kind.value.encode() + b"%08x" % len(payload) + payload

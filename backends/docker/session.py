@@ -1,0 +1,293 @@
+"""``DockerGuestSession``: one long-lived hardened container running a REPL driver.
+
+The container (``profile.session_profile``) runs the pack's driver from
+``resources/drivers`` (see ``drivers``); the driver runs an interpreter
+process the guest's code lives in, so state persists across evals. The host
+sends ``C <id> <len>`` commands on the container's stdin and reads frames
+(``repl_protocol``) from its stdout.
+
+The control channel and why printing cannot forge it: the interpreter's
+stdout and stderr are pipes that only the driver reads; the driver wraps
+every byte from them in a length-prefixed O/E frame, and only the driver
+writes the container's stdout. Bytes a guest prints - even a perfect copy
+of an R frame with the right nonce - arrive inside a data frame and are
+delivered as output. The interpreter reports "eval N done" on its own fd 3,
+which the guest's code does not inherit; the driver then drains the output
+pipes and only then sends R, so an eval's output always precedes its result.
+Control frames carry the session's 128-bit nonce (the driver reads it from
+a file and deletes it before any guest code runs); a control frame with
+another nonce, or any malformed frame, kills the session.
+
+What this does not stop: guest code runs as the same uid as the driver in
+the same container, so a guest that sets out to attack the driver (ptrace,
+``/proc/<pid>/fd``) can make its own session lie about its own evals. It
+cannot go beyond that: wall time and the output cap are enforced here on
+the host, every frame is parsed as hostile input, and each session has its
+own container.
+
+Per-eval limits: ``wall_time`` (host deadline; the container is killed),
+``max_output`` (the capture's cap; the container is killed). The session's
+``memory``, ``max_procs`` and filesystem limits are the container's.
+Cancellation kills the container before ``CancelledError`` leaves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
+from typing import Final
+
+from backends.docker.control import Cancelled, RunControl, in_worker
+from backends.docker.drivers import driver_for, session_archive, setup_script
+from backends.docker.engine import Attachment, Engine, EngineError
+from backends.docker.profile import EngineKind, session_profile
+from backends.docker.repl_protocol import Control, FrameReader, Kind, ProtocolError, command, parse_control
+from playground.core import (
+    Limits,
+    MemoryLimitExceeded,
+    Outcome,
+    OutputCapture,
+    OutputLimitExceeded,
+    SessionKilled,
+    SessionRequest,
+    TimeLimitExceeded,
+    Unsupported,
+)
+
+log = logging.getLogger(__name__)
+
+#: How often the reader wakes up to check its deadline and cancellation.
+POLL: Final = 0.05
+#: Bound on writing one command to the driver.
+SEND_TIMEOUT: Final = 30.0
+
+
+class DockerGuestSession:
+    """A live interpreter in its own container. One eval at a time (the core's ``Session`` ensures it).
+
+    ``close()`` is idempotent, never raises and returns at once: the
+    container is removed on a background thread that ``reaper`` starts
+    (the backend joins those threads when it closes).
+    """
+
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        container: str,
+        attachment: Attachment,
+        nonce: str,
+        pool: Executor,
+        reaper: Callable[[Callable[[], None]], None],
+    ) -> None:
+        self.container = container
+        self._engine = engine
+        self._attachment = attachment
+        self._nonce = nonce
+        self._pool = pool
+        self._reaper = reaper
+        self._frames: Iterator[tuple[int, bytes]] = attachment.frames(POLL)
+        self._reader = FrameReader()
+        self._next_id = 0
+        self._alive = True
+        self._closed = False
+        self._destroyed = False
+        self._lock = threading.Lock()
+        self.stderr_tail = bytearray()
+
+    @property
+    def alive(self) -> bool:
+        return self._alive and not self._closed
+
+    # -- start --------------------------------------------------------------
+
+    def wait_ready(self, deadline: float, ctl: RunControl) -> None:
+        """Block until the driver's READY frame.
+
+        Raises:
+            SessionKilled: the driver died, spoke nonsense or never got ready.
+        """
+        while True:
+            control = self._next_control(deadline, ctl, output=None)
+            if control is None:
+                raise SessionKilled(f"the REPL driver did not start in time{self._stderr_hint()}")
+            if control.kind is Kind.READY:
+                return
+            raise SessionKilled("the REPL driver sent a result before it was ready")
+
+    # -- eval ---------------------------------------------------------------
+
+    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+        """Run ``code`` in the interpreter; see the module docstring for limits and cancellation.
+
+        Raises:
+            TimeLimitExceeded, OutputLimitExceeded, MemoryLimitExceeded: the
+                container was killed; the session is dead.
+            SessionKilled: the container died or broke the protocol.
+        """
+        if not self.alive:
+            raise SessionKilled("the session's container is gone")
+        return await in_worker(self._pool, lambda ctl: self._eval(code, output, limits, ctl))
+
+    def _eval(self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl) -> Outcome:
+        self._next_id += 1
+        eval_id = self._next_id
+        wall = limits.get("wall_time")
+        try:
+            self._attachment.send(command(eval_id, code.encode("utf-8", "surrogatepass")), timeout=SEND_TIMEOUT)
+        except EngineError as exc:
+            self._destroy()
+            raise SessionKilled(f"the session's container stopped listening: {exc}") from exc
+        deadline = None if wall is None else time.monotonic() + float(wall)
+        try:
+            control = self._next_control(deadline, ctl, output=output)
+        except Cancelled:
+            self._destroy()
+            raise
+        if control is None:
+            self._destroy()
+            raise TimeLimitExceeded(f"wall-time limit of {wall:g}s exceeded; the session's container was killed")
+        if control.kind is Kind.READY or control.eval_id not in (eval_id, 0):
+            self._destroy()
+            raise SessionKilled("the REPL driver answered out of turn; the session was killed")
+        if control.kind is Kind.EXITED:
+            oom = self._oom_killed()
+            self._destroy()
+            if oom:
+                raise MemoryLimitExceeded(f"memory limit of {limits.memory} bytes exceeded; the interpreter was killed")
+        return Outcome(exit_code=control.status)
+
+    def _next_control(self, deadline: float | None, ctl: RunControl, *, output: OutputCapture | None) -> Control | None:
+        """Deliver data frames to ``output`` until a control frame (returned) or the deadline (None).
+
+        Raises:
+            Cancelled, OutputLimitExceeded, MemoryLimitExceeded, SessionKilled.
+        """
+        try:
+            for stream_id, data in self._frames:
+                ctl.check()
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                if stream_id == 2:
+                    self.stderr_tail = (self.stderr_tail + data)[-4096:]
+                elif stream_id == 1:
+                    for frame in self._reader.feed(data):
+                        if frame.kind in (Kind.STDOUT, Kind.STDERR):
+                            self._deliver(output, frame.kind, frame.payload)
+                        else:
+                            return parse_control(frame, self._nonce)
+        except ProtocolError as exc:
+            self._destroy()
+            raise SessionKilled(f"the session broke the REPL protocol ({exc}); it was killed") from None
+        except OSError as exc:
+            if not self._closed:
+                self._destroy()
+            raise SessionKilled(f"lost the session's container: {exc}") from exc
+        # EOF: the driver (and so the container) is gone.
+        oom = self._oom_killed()
+        self._destroy()
+        if oom:
+            raise MemoryLimitExceeded("memory limit exceeded; the session's container was OOM-killed")
+        if self._closed:
+            raise SessionKilled("the session was closed")
+        raise SessionKilled(f"the session's interpreter died{self._stderr_hint()}")
+
+    def _deliver(self, output: OutputCapture | None, kind: Kind, data: bytes) -> None:
+        if output is None:  # output before the first eval: nobody asked for it
+            return
+        try:
+            if kind is Kind.STDOUT:
+                output.write_stdout(data)
+            else:
+                output.write_stderr(data)
+        except OutputLimitExceeded:
+            self._destroy()
+            raise
+
+    def _stderr_hint(self) -> str:
+        tail = bytes(self.stderr_tail).decode("utf-8", "replace").strip()
+        return f": {tail[-300:]}" if tail else ""
+
+    def _oom_killed(self) -> bool:
+        try:
+            self._engine.kill(self.container)
+            self._engine.wait(self.container, timeout=10.0)
+            return self._engine.state(self.container).oom_killed
+        except EngineError:
+            return False
+
+    # -- teardown -----------------------------------------------------------
+
+    def _destroy(self) -> None:
+        """Kill and remove the container (blocking). Idempotent, never raises."""
+        with self._lock:
+            self._alive = False
+            if self._destroyed:
+                return
+            self._destroyed = True
+        self._attachment.close()
+        try:
+            self._engine.remove(self.container)
+        except EngineError:
+            log.warning("could not remove session container %s", self.container[:12], exc_info=True)
+
+    def close(self) -> None:
+        """Stop the interpreter and remove its container (on a reaper thread). Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._reaper(self._destroy)
+
+
+#: How long a new session's driver may take to report ready.
+START_TIMEOUT: Final = 30.0
+
+
+def start_session(
+    engine: Engine,
+    *,
+    image: str,
+    kind: EngineKind,
+    request: SessionRequest,
+    pool: Executor,
+    reaper: Callable[[Callable[[], None]], None],
+    ctl: RunControl,
+) -> DockerGuestSession:
+    """Create, start and handshake a session container (blocking). Removes it again on any failure.
+
+    Raises:
+        Unsupported: the pack has no REPL driver.
+        SessionKilled: the driver did not come up.
+        EngineError: the daemon refused.
+    """
+    pack = request.pack
+    driver = driver_for(pack)
+    if driver is None or pack.docker is None:
+        raise Unsupported(f"no REPL driver for {pack.name}")
+    nonce = secrets.token_hex(16)
+    archive = session_archive(driver, nonce)
+    argv = ["/bin/sh", "-c", setup_script(driver, len(archive))]
+    container = engine.create(image, argv, session_profile(request.limits, pack.docker, kind), request.env)
+    session: DockerGuestSession | None = None
+    try:
+        attachment = engine.attach(container)
+        session = DockerGuestSession(
+            engine=engine, container=container, attachment=attachment, nonce=nonce, pool=pool, reaper=reaper
+        )
+        engine.start(container)
+        attachment.send(archive, timeout=SEND_TIMEOUT)
+        session.wait_ready(time.monotonic() + START_TIMEOUT, ctl)
+        return session
+    except BaseException:
+        if session is not None:
+            session._destroy()
+        else:
+            with contextlib.suppress(EngineError):
+                engine.remove(container)
+        raise

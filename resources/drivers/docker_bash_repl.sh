@@ -1,0 +1,88 @@
+# Sandbox Playground: the REPL driver of a bash session in a Docker container.
+#
+# Two roles, one file:
+#
+# * the driver (default) is the container's main program. It alone holds the
+#   container's stdin (commands from the host) and stdout (frames to the
+#   host); it never runs guest code.
+# * "interp" is the bash the guest's code is sourced into, so variables,
+#   functions, aliases and the working directory persist. For each eval its
+#   stdout and stderr are fresh FIFOs that only the driver's pumps read; it
+#   reports "id status" on its fd 3, which the guest's code does not inherit.
+#
+# Frames to the host: one ASCII type letter, 8 lowercase hex digits of payload
+# length, the payload. O/E carry guest bytes (always inside such a frame, at
+# most 4000 bytes, written with one write(2) so frames never interleave);
+# Y (ready), R (result) and X (interpreter exited) carry the session nonce
+# first. Commands from the host: "C <id> <length>\n" then <length> bytes of code.
+# See backends/docker/repl_protocol.py for the host side.
+
+if [ "${1-}" = interp ]; then
+  shopt -s expand_aliases
+  exec 3>"$PG_DIR/res" 4<"$PG_DIR/cmd" </dev/null >/dev/null 2>&1
+  __pg_id=
+  while :; do
+    while :; do
+      # Also reached after a guest's stray "break" or "continue": report the eval anyway.
+      if [ -n "$__pg_id" ]; then
+        printf '%s %s\n' "$__pg_id" "$__pg_rc" >&3
+        __pg_id=
+      fi
+      IFS= read -r __pg_id <&4 || exit 0
+      __pg_rc=0
+      . "$PG_DIR/c.$__pg_id" >"$PG_DIR/o.$__pg_id" 2>"$PG_DIR/e.$__pg_id" 3>&- 4<&-
+      __pg_rc=$?
+    done
+  done
+fi
+
+PG_DIR=$(cd "$(dirname "$0")" && pwd)
+IFS= read -r nonce <"$PG_DIR/nonce"
+rm -f "$PG_DIR/nonce"
+
+emit() { # type text: one frame, one write
+  printf '%s%08x%s' "$1" "${#2}" "$2"
+}
+
+pump() { # type fifo: frame the FIFO's bytes until EOF
+  local size
+  exec 7<"$2"
+  while :; do
+    dd bs=4000 count=1 of="$2.c" <&7 2>/dev/null
+    size=$(wc -c <"$2.c")
+    [ "$size" -gt 0 ] || break
+    { printf '%s%08x' "$1" "$size"; cat "$2.c"; } >"$2.f"
+    cat "$2.f"
+  done
+  rm -f "$2.c" "$2.f"
+}
+
+PG_DIR=$PG_DIR bash --norc --noprofile "$0" interp </dev/null >/dev/null 2>&1 &
+ipid=$!
+exec 6<"$PG_DIR/res" 5>"$PG_DIR/cmd"
+emit Y "$nonce"
+
+while IFS=' ' read -r kind id len; do
+  case "$kind:$id:$len" in
+    C:[0-9]*:[0-9]*) ;;
+    *) echo "driver: malformed command" >&2; exit 2 ;;
+  esac
+  head -c "$len" >"$PG_DIR/c.$id"
+  mkfifo -m 600 "$PG_DIR/o.$id" "$PG_DIR/e.$id"
+  pump O "$PG_DIR/o.$id" & po=$!
+  pump E "$PG_DIR/e.$id" & pe=$!
+  printf '%s\n' "$id" >&5
+  if IFS=' ' read -r rid rc <&6; then dead=; else dead=1; fi
+  # A guest's background job may keep a FIFO open: give the pumps a moment, then stop them.
+  ( sleep 0.5; kill "$po" "$pe" 2>/dev/null ) & killer=$!
+  wait "$po" "$pe" 2>/dev/null
+  kill "$killer" 2>/dev/null
+  rm -f "$PG_DIR/c.$id" "$PG_DIR/o.$id" "$PG_DIR/e.$id"
+  if [ -n "$dead" ]; then
+    wait "$ipid" 2>/dev/null
+    emit X "$nonce $id $?"
+    exit 0
+  fi
+  [ "$rid" = "$id" ] || rc=1
+  emit R "$nonce $id $rc"
+done

@@ -1,0 +1,196 @@
+'use strict';
+// Sandbox Playground: the REPL driver of a node session in a Docker container.
+//
+// Two processes, one file:
+//
+// * "driver" (default role) is the container's main program. It alone holds
+//   the container's stdin (commands from the host) and stdout (frames to the
+//   host). It never runs guest code.
+// * "interp" is the interpreter the guest's code runs in. Its stdout and
+//   stderr are FIFOs that only the driver reads; its fd 3 is a pipe for
+//   "eval N finished with status S". It never holds the container's stdout.
+//
+// Frames to the host: one ASCII type letter, 8 lowercase hex digits of
+// payload length, the payload. O/E carry guest stdout/stderr bytes (whatever
+// they contain: they are always inside such a frame); Y (ready), R (result)
+// and X (interpreter exited) carry the session nonce first. Commands from the
+// host: "C <id> <length>\n" followed by <length> bytes of code.
+// See backends/docker/repl_protocol.py for the host side.
+
+const fs = require('fs');
+const path = require('path');
+
+const DIR = __dirname;
+const CHUNK = 65536;
+
+if (process.argv[2] === 'interp') {
+  interp();
+} else {
+  driver();
+}
+
+function driver() {
+  const { spawn } = require('child_process');
+  const net = require('net');
+  const noncePath = path.join(DIR, 'nonce');
+  const nonce = fs.readFileSync(noncePath, 'utf8').trim();
+  fs.unlinkSync(noncePath);
+
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  function writeAll(buf) {
+    let off = 0;
+    while (off < buf.length) {
+      try {
+        off += fs.writeSync(1, buf, off, buf.length - off);
+      } catch (e) {
+        if (e.code !== 'EAGAIN') throw e;
+        Atomics.wait(sleeper, 0, 0, 1);
+      }
+    }
+  }
+  function send(type, payload) {
+    const body = Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8');
+    const head = Buffer.from(type + body.length.toString(16).padStart(8, '0'), 'latin1');
+    writeAll(Buffer.concat([head, body]));
+  }
+
+  // Guest stdout/stderr: FIFOs made by the setup script. Read ends are
+  // non-blocking so a result can drain them synchronously (see finish()).
+  const C = fs.constants;
+  const readers = {};
+  const writers = [];
+  for (const [name, type] of [['out', 'O'], ['err', 'E']]) {
+    const fifo = path.join(DIR, name);
+    const fd = fs.openSync(fifo, C.O_RDONLY | C.O_NONBLOCK);
+    writers.push(fs.openSync(fifo, C.O_WRONLY));
+    readers[type] = fd;
+  }
+  const child = spawn(process.execPath, [__filename, 'interp'], {
+    stdio: ['pipe', writers[0], writers[1], 'pipe'],
+    cwd: process.cwd(),
+  });
+  for (const fd of writers) fs.closeSync(fd);
+  for (const type of ['O', 'E']) {
+    const sock = new net.Socket({ fd: readers[type], readable: true, writable: false });
+    sock.on('data', (data) => send(type, data));
+    sock.on('error', () => {});
+  }
+
+  function drain() {
+    const buf = Buffer.allocUnsafe(CHUNK);
+    for (const type of ['O', 'E']) {
+      for (;;) {
+        let n;
+        try {
+          n = fs.readSync(readers[type], buf, 0, CHUNK, null);
+        } catch (e) {
+          if (e.code === 'EAGAIN') break;
+          throw e;
+        }
+        if (n <= 0) break;
+        send(type, Buffer.from(buf.subarray(0, n)));
+      }
+    }
+  }
+
+  let pending = null;
+  let results = '';
+  child.stdio[3].on('data', (data) => {
+    results += data.toString('latin1');
+    let nl;
+    while ((nl = results.indexOf('\n')) >= 0) {
+      const line = results.slice(0, nl);
+      results = results.slice(nl + 1);
+      const m = /^(\d{1,12}) (-?\d{1,6})$/.exec(line);
+      if (!m || m[1] !== pending) continue; // not the eval we are waiting for
+      pending = null;
+      // Every byte the interpreter wrote before its result is in the FIFOs now.
+      drain();
+      send('R', `${nonce} ${m[1]} ${m[2]}`);
+    }
+  });
+  child.on('exit', (code, signal) => {
+    drain();
+    const status = code === null ? 128 + (require('os').constants.signals[signal] || 0) : code;
+    send('X', `${nonce} ${pending || 0} ${status}`);
+    process.exit(0);
+  });
+
+  let input = Buffer.alloc(0);
+  process.stdin.on('data', (data) => {
+    input = Buffer.concat([input, data]);
+    for (;;) {
+      const nl = input.indexOf(10);
+      if (nl < 0) return;
+      const m = /^C (\d{1,12}) (\d{1,10})$/.exec(input.subarray(0, nl).toString('latin1'));
+      if (!m) {
+        process.stderr.write('driver: malformed command\n');
+        process.exit(2);
+      }
+      const len = Number(m[2]);
+      if (input.length < nl + 1 + len) return;
+      const code = input.subarray(nl + 1, nl + 1 + len);
+      input = input.subarray(nl + 1 + len);
+      pending = m[1];
+      child.stdin.write(`${m[1]} ${len}\n`);
+      child.stdin.write(code);
+    }
+  });
+  process.stdin.on('end', () => child.kill('SIGKILL'));
+  send('Y', nonce);
+}
+
+function interp() {
+  const vm = require('vm');
+  const util = require('util');
+  const Module = require('module');
+  globalThis.require = Module.createRequire(path.join(process.cwd(), 'repl.js'));
+  globalThis.module = { exports: {} };
+  globalThis.exports = globalThis.module.exports;
+  const report = (id, status) => fs.writeSync(3, `${id} ${status}\n`);
+  const complain = (err) => {
+    try {
+      let text = err && typeof err.stack === 'string' ? err.stack : util.inspect(err);
+      const ours = text.indexOf('\n    at Script.runInThisContext');
+      if (ours >= 0) text = text.slice(0, ours); // the driver's own frames are noise
+      process.stderr.write(`${text}\n`);
+    } catch (e) {
+      // stderr is gone: nothing to tell
+    }
+  };
+  // Like node's REPL: a late error in a callback is reported, not fatal.
+  process.on('uncaughtException', complain);
+  process.on('unhandledRejection', complain);
+
+  async function run(id, code) {
+    let status = 0;
+    try {
+      let value = vm.runInThisContext(code, { filename: `repl:${id}`, displayErrors: false });
+      if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+        value = await value;
+      }
+      if (value !== undefined) process.stdout.write(`${util.inspect(value, { colors: false })}\n`);
+    } catch (err) {
+      complain(err);
+      status = 1;
+    }
+    report(id, status);
+  }
+
+  let input = Buffer.alloc(0);
+  let queue = Promise.resolve();
+  process.stdin.on('data', (data) => {
+    input = Buffer.concat([input, data]);
+    for (;;) {
+      const nl = input.indexOf(10);
+      if (nl < 0) return;
+      const [id, lenText] = input.subarray(0, nl).toString('latin1').split(' ');
+      const len = Number(lenText);
+      if (input.length < nl + 1 + len) return;
+      const code = input.subarray(nl + 1, nl + 1 + len).toString('utf8');
+      input = input.subarray(nl + 1 + len);
+      queue = queue.then(() => run(id, code));
+    }
+  });
+  process.stdin.on('end', () => process.exit(0));
+}

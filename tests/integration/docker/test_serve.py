@@ -1,0 +1,179 @@
+"""Serving on a real daemon through ``Sandbox.serve``: proxy, auth, isolation, crash, OOM, stop, TTL.
+
+Network rule: the test client talks only to the proxy on 127.0.0.1; the
+proxy talks only to the guest's container on its internal network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+
+import aiohttp
+import pytest
+
+from backends.docker.engine import Engine
+from backends.docker.profile import LABEL
+from playground.core import Limits, MemoryLimitExceeded, Sandbox, ServeError, ServeOpts, Service, Spec
+from playground.packs import node
+
+from .conftest import require_image
+
+SERVER = """
+const http = require('http');
+const server = http.createServer((req, res) => {
+  console.log('got', req.method, req.url);
+  if (req.url === '/crash') { res.end('bye'); setTimeout(() => process.exit(3), 50); return; }
+  if (req.url === '/hog') {
+    res.end('hogging'); const a = []; setInterval(() => a.push(Buffer.alloc(8 << 20, 1)), 5); return;
+  }
+  res.setHeader('content-type', 'text/plain');
+  res.end('hello from ' + require('os').hostname() + ' ' + req.url);
+});
+server.listen(8080, () => console.log('listening'));
+"""
+
+
+@pytest.fixture(autouse=True)
+def node_image(engine: Engine) -> None:
+    require_image(engine, node.PACK)
+
+
+@pytest.fixture
+def no_network_leaks(engine: Engine) -> Iterator[None]:
+    before = {n.id for n in engine.networks(label=LABEL)}
+    yield
+    after = {n.id for n in engine.networks(label=LABEL)}
+    assert after <= before, f"networks leaked: {sorted(after - before)}"
+
+
+def guest_of(service: Service) -> object:
+    return service._guest  # the DockerGuestService, for its container and network
+
+
+async def get(service: Service, path: str, *, token: str | None) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        aiohttp.ClientSession() as client,
+        client.get(service.url.rstrip("/") + path, headers=headers) as response,
+    ):
+        return response.status, await response.text()
+
+
+async def test_node_server_through_the_proxy(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
+    started = time.monotonic()
+    async with await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60)) as service:
+        assert service.url.startswith("http://127.0.0.1:") and service.backend == "docker"
+        status, body = await get(service, "/hi", token=service.token)
+        assert (status, body) == (200, "hello from sandbox /hi")
+        first_response = time.monotonic() - started
+        status, _ = await get(service, "/hi", token=None)
+        assert status == 401
+        status, _ = await get(service, "/hi", token="wrong")
+        assert status == 401
+        deadline = time.monotonic() + 5
+        while "got GET /hi" not in service.logs():
+            assert time.monotonic() < deadline, service.logs()
+            await asyncio.sleep(0.05)
+        assert service.logs().startswith("listening\n")
+    assert first_response < 30
+    assert service.done.is_set() and service.err is None
+
+
+async def test_the_guest_network_is_internal_and_isolated(sandbox: Sandbox, engine: Engine) -> None:
+    async with await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60)) as service:
+        guest = guest_of(service)
+        network = guest.network  # type: ignore[attr-defined]
+        [info] = [n for n in engine.networks(label=LABEL) if n.id == network.id]
+        assert info.internal and info.subnets == (str(network.subnet),)
+        assert network.subnet.is_private and network.subnet.prefixlen == 28
+        assert ipaddress.ip_address(guest.address) in network.subnet  # type: ignore[attr-defined]
+        attrs = engine._api.inspect_container(guest.container)  # type: ignore[attr-defined]
+        host = attrs["HostConfig"]
+        assert host["NetworkMode"] == network.name and host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
+        assert host["PortBindings"] in (None, {})  # nothing published on the host
+        if shutil.which("iptables") is None:
+            pytest.skip("iptables is not available to check the isolation rules")
+        rules = subprocess.run(
+            ["iptables", "-S", "DOCKER-ISOLATION-STAGE-1"], capture_output=True, text=True, check=False
+        )
+        if rules.returncode != 0:
+            pytest.skip(f"cannot read iptables: {rules.stderr.strip()}")
+        bridge = "br-" + network.id[:12]
+        # Docker drops everything entering the bridge from outside the subnet and leaving it for outside.
+        assert f"! -d {network.subnet} -i {bridge} -j DROP" in rules.stdout
+        assert f"! -s {network.subnet} -o {bridge} -j DROP" in rules.stdout
+
+
+async def test_guest_crash_ends_the_service(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
+    before = set(engine.containers())
+    service = await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60))
+    try:
+        assert (await get(service, "/crash", token=service.token))[0] == 200
+        err = await asyncio.wait_for(service.wait(), 20)
+        assert isinstance(err, ServeError) and "code 3" in str(err)
+        assert service.outcome is not None and service.outcome.exit_code == 3
+    finally:
+        await service.stop()
+    assert set(engine.containers()) == before
+
+
+async def test_guest_oom_is_memory_limit_exceeded(sandbox: Sandbox, no_network_leaks: None) -> None:
+    spec = Spec(lang="node", code=SERVER, limits=Limits(memory=96 << 20))
+    async with await sandbox.serve(spec, ServeOpts(ttl=60)) as service:
+        assert (await get(service, "/hog", token=service.token))[0] == 200
+        err = await asyncio.wait_for(service.wait(), 30)
+        assert isinstance(err, MemoryLimitExceeded)
+
+
+async def test_stop_removes_container_and_network(sandbox: Sandbox, engine: Engine) -> None:
+    containers = set(engine.containers())
+    networks = {n.id for n in engine.networks(label=LABEL)}
+    service = await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60))
+    assert len(set(engine.containers()) - containers) == 1
+    assert len({n.id for n in engine.networks(label=LABEL)} - networks) == 1
+    url = service.url
+    await asyncio.gather(service.stop(), service.stop())
+    await service.stop()
+    assert set(engine.containers()) == containers
+    assert {n.id for n in engine.networks(label=LABEL)} == networks
+    assert service.done.is_set() and service.err is None
+    with pytest.raises(aiohttp.ClientError):
+        async with aiohttp.ClientSession() as client, client.get(url):
+            pass
+
+
+async def test_ttl_stops_everything(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
+    containers = set(engine.containers())
+    service = await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=1.5))
+    assert (await get(service, "/", token=service.token))[0] == 200
+    await asyncio.wait_for(service.done.wait(), 20)
+    assert set(engine.containers()) == containers
+
+
+async def test_server_that_never_listens_is_not_ready(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
+    from playground.core import ServiceNotReady, TCPReady
+
+    containers = set(engine.containers())
+    with pytest.raises(ServiceNotReady):
+        await sandbox.serve(Spec(lang="node", code="setInterval(() => {}, 1000)"), ServeOpts(ready=TCPReady(timeout=2)))
+    assert set(engine.containers()) == containers
+
+
+async def test_backend_close_stops_running_services(engine: Engine, no_network_leaks: None) -> None:
+    from backends.docker import DockerBackend
+    from playground.core import DOCKER_ONLY
+
+    from .conftest import PACKS, TEST_LIMITS
+
+    containers = set(engine.containers())
+    backend = DockerBackend(packs=PACKS)
+    sandbox = Sandbox(backends=[backend], packs=PACKS, policy=DOCKER_ONLY, default_limits=TEST_LIMITS)
+    service = await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60))
+    sandbox.close()
+    assert set(engine.containers()) == containers
+    await service.stop()
