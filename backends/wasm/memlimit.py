@@ -1,0 +1,193 @@
+"""Exact memory limits: linear memories come from our own allocator, which knows when it says no.
+
+wasmtime's store limiter makes ``memory.grow`` return -1 past a limit but
+keeps no record of it, so a guest that asks for 1 GiB at once and then
+fails with its own "MemoryError" would look like an ordinary crash. With a
+host memory creator (``wasmtime_config_host_memory_creator_set``) every
+linear memory of the engine is reserved by us (``mmap`` of the whole
+reservation plus guard region, ``PROT_NONE``) and made accessible page by
+page on growth (``mprotect``). The grow callback compares the new size
+with the run's budget: past it, it records the refusal on the budget and
+returns an error, which wasmtime turns into ``memory.grow`` = -1 for the
+guest. The run is then reported as ``MemoryLimitExceeded`` by fact, not by
+guesswork.
+
+The budget of a run is bound to the thread that instantiates and runs the
+guest (``budget_scope``); a memory remembers the budget it was created
+under, so growth later in the run (on the same thread) is charged to it.
+Memories never move: the reservation wasmtime asks for is reserved up
+front, which is what ``memory_may_move=False`` promises the host views.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import itertools
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+from wasmtime import _bindings as bindings
+
+from backends.wasm import capi
+
+log = logging.getLogger(__name__)
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+_mmap = _libc.mmap
+_mmap.restype = ctypes.c_void_p
+_mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+_mprotect = _libc.mprotect
+_mprotect.restype = ctypes.c_int
+_mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_munmap = _libc.munmap
+_munmap.restype = ctypes.c_int
+_munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+
+PROT_NONE: Final = 0
+PROT_RW: Final = 0x1 | 0x2
+MAP_FLAGS: Final = 0x02 | 0x20 | 0x4000  # MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+MAP_FAILED: Final = ctypes.c_void_p(-1).value
+PAGE: Final = os.sysconf("SC_PAGE_SIZE")
+#: Reserved when wasmtime does not ask for a reservation (a dynamic memory): memories never move.
+DEFAULT_RESERVATION: Final = 4 << 30
+
+
+class MemoryBudget:
+    """The memory a run may use, and whether the guest ever asked for more. Thread-safe."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.refused = False
+        self.requested = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def charge(self, new_size: int) -> bool:
+        """Whether a memory may grow to ``new_size`` bytes; a refusal is recorded."""
+        with self._lock:
+            if self.limit is not None and new_size > self.limit:
+                self.refused = True
+                self.requested = max(self.requested, new_size)
+                return False
+            self.peak = max(self.peak, new_size)
+            return True
+
+
+_local = threading.local()
+
+
+@contextmanager
+def budget_scope(budget: MemoryBudget) -> Iterator[MemoryBudget]:
+    """Charge memories created on this thread inside the block to ``budget``."""
+    previous = getattr(_local, "budget", None)
+    _local.budget = budget
+    try:
+        yield budget
+    finally:
+        _local.budget = previous
+
+
+class _LinearMemory:
+    __slots__ = ("base", "budget", "mapped", "maximum", "size")
+
+    def __init__(self, base: int, mapped: int, size: int, maximum: int, budget: MemoryBudget | None) -> None:
+        self.base = base
+        self.mapped = mapped
+        self.size = size
+        self.maximum = maximum
+        self.budget = budget
+
+
+class MemoryCreator:
+    """Installs itself on a ``wasmtime.Config``; keeps every callback alive for the engine's life."""
+
+    def __init__(self) -> None:
+        self._memories: dict[int, _LinearMemory] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._new = bindings.wasmtime_new_memory_callback_t(self._new_memory)
+        self._get = bindings.wasmtime_memory_get_callback_t(self._get_memory)
+        self._grow = bindings.wasmtime_memory_grow_callback_t(self._grow_memory)
+        self._free = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(self._finalize)
+        self._creator = bindings.wasmtime_memory_creator_t(None, self._new, capi.NO_FINALIZER)
+
+    def install(self, config: Any) -> None:
+        """Make every linear memory of engines built from ``config`` come from here."""
+        bindings.wasmtime_config_host_memory_creator_set(config.ptr(), ctypes.byref(self._creator))
+
+    @property
+    def live(self) -> int:
+        with self._lock:
+            return len(self._memories)
+
+    # -- callbacks (guest threads; never raise into C) --------------------------------
+
+    def _new_memory(  # noqa: PLR0917 (the C callback's signature)
+        self, env: int, ty: Any, minimum: int, maximum: int, reserved: int, guard: int, out: Any
+    ) -> int:
+        try:
+            budget: MemoryBudget | None = getattr(_local, "budget", None)
+            if budget is not None and not budget.charge(minimum):
+                return capi.new_error(b"sandbox: memory limit below the module's initial memory")
+            reservation = reserved or max(DEFAULT_RESERVATION, _round_up(minimum))
+            mapped = _round_up(reservation + guard)
+            base = _mmap(None, mapped, PROT_NONE, MAP_FLAGS, -1, 0)
+            if base is None or base == MAP_FAILED:
+                return capi.new_error(b"sandbox: cannot reserve address space for a linear memory")
+            if minimum and _mprotect(base, _round_up(minimum), PROT_RW) != 0:
+                _munmap(base, mapped)
+                return capi.new_error(b"sandbox: cannot commit linear memory")
+            key = next(self._ids)
+            with self._lock:
+                self._memories[key] = _LinearMemory(base, mapped, minimum, min(maximum, reservation), budget)
+            out[0].env = key
+            out[0].get_memory = self._get
+            out[0].grow_memory = self._grow
+            out[0].finalizer = self._free
+            return 0
+        except BaseException:
+            log.exception("linear memory creation failed")
+            return capi.new_error(b"sandbox: linear memory creation failed")
+
+    def _get_memory(self, env: int, size: Any, maximum: Any) -> int:
+        memory = self._memories[env]
+        size[0] = memory.size
+        maximum[0] = memory.maximum
+        return memory.base
+
+    def _grow_memory(self, env: int, new_size: int) -> int:
+        try:
+            memory = self._memories[env]
+            if new_size <= memory.size:
+                return 0
+            if new_size > memory.maximum:
+                return capi.new_error(b"sandbox: linear memory maximum reached")
+            if memory.budget is not None and not memory.budget.charge(new_size):
+                return capi.new_error(b"sandbox: memory limit reached")
+            start = _round_down(memory.size)
+            if _mprotect(memory.base + start, _round_up(new_size) - start, PROT_RW) != 0:
+                return capi.new_error(b"sandbox: cannot commit linear memory")
+            memory.size = new_size
+            return 0
+        except BaseException:
+            log.exception("linear memory growth failed")
+            return capi.new_error(b"sandbox: linear memory growth failed")
+
+    def _finalize(self, env: int) -> None:
+        with self._lock:
+            memory = self._memories.pop(env, None)
+        if memory is not None:
+            _munmap(memory.base, memory.mapped)
+
+
+def _round_up(size: int) -> int:
+    return (size + PAGE - 1) // PAGE * PAGE
+
+
+def _round_down(size: int) -> int:
+    return size // PAGE * PAGE
