@@ -5,6 +5,10 @@ VFS comes from the core), executed on its own worker thread so the event
 loop never blocks. Runtimes are verified (SHA-256) and compiled once, then
 served from the module cache.
 
+Sessions (``open_session``, see ``session``): one long-lived instance per
+session on its own worker thread, driven by a REPL driver over framed
+stdin and a control channel (``channel``).
+
 Precision of the limits (see ``engine`` and ``runner``): wall time and
 cancellation to one epoch tick (~5 ms); CPU time is the guest thread's CPU
 time, to one tick; memory is a hard cap on linear memory
@@ -25,7 +29,7 @@ from typing import Final
 
 import wasmtime
 
-from backends.wasm import launch, runner, transforms
+from backends.wasm import launch, runner, session, transforms
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.diagnose import diagnose
 from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
@@ -37,6 +41,7 @@ from playground.core.errors import BackendUnavailable, FSQuotaExceeded
 from playground.core.output import Stream
 from playground.core.pack import Pack, WasmSpec
 from playground.core.result import Outcome
+from playground.core.session import GuestSession, SessionRequest
 from playground.core.vfs import VFSError
 
 log = logging.getLogger(__name__)
@@ -165,8 +170,32 @@ class WasmBackend:
             await _wait_quietly(done)
             raise
 
+    # -- SessionBackend protocol -------------------------------------------------------------
+
+    def session_unavailable_reason(self, pack: Pack) -> str | None:
+        """None when ``open_session`` can keep an interpreter of ``pack`` alive; else why not."""
+        return self.unavailable_reason(pack) or session.driver_unavailable_reason(pack)
+
+    async def open_session(self, request: SessionRequest) -> GuestSession:
+        """Start ``request.pack``'s interpreter with its REPL driver; see ``backends.wasm.session``.
+
+        Cancellation: stops the start-up and waits for the worker thread.
+
+        Raises:
+            BackendUnavailable: closed, no driver, runtime missing or corrupt.
+            TimeLimitExceeded, MemoryLimitExceeded: start-up hit a limit.
+            HostFailure: the driver stopped before its first prompt.
+        """
+        if self._state is _State.CLOSED:
+            raise BackendUnavailable("wasm backend is closed")
+        reason = self.session_unavailable_reason(request.pack)
+        if reason is not None:
+            raise BackendUnavailable(f"wasm backend cannot keep a {request.pack.name} session: {reason}")
+        engine, modules = self._machinery()
+        return await session.open_session(engine, modules, self._artifacts, request, _start_worker)
+
     def close(self) -> None:
-        """Refuse new runs. Idempotent; runs in flight finish on their own."""
+        """Refuse new runs and sessions. Idempotent; runs and sessions in flight go on until they end."""
         self._state = _State.CLOSED
 
     # -- the blocking part (worker thread) ---------------------------------------------------

@@ -140,6 +140,18 @@ class WasmEngine:
         with self._lock:
             self._active -= 1
 
+    def release_ticker(self) -> None:
+        """An attached store stops needing ticks for now (a session waiting for input).
+
+        Must be balanced by ``hold_ticker`` before the store runs wasm again
+        and before ``attach`` exits. Any thread.
+        """
+        self._deactivate()
+
+    def hold_ticker(self) -> None:
+        """Undo ``release_ticker``: the store runs wasm again. Any thread."""
+        self._activate()
+
     def _tick(self) -> None:
         increment = self.engine.increment_epoch
         while True:

@@ -1,7 +1,8 @@
 """The guest's file-descriptor table: stdio, preopened directories, open files.
 
 Descriptor numbers follow WASI convention: 0-2 are stdin, stdout, stderr;
-3, 4 and 5 are the preopened ``/in``, ``/work`` and ``/out``. A directory
+3, 4 and 5 are the preopened ``/in``, ``/work`` and ``/out`` (a REPL
+session adds ``/.session`` as 6, see ``channel``). A directory
 descriptor carries a *floor*: the directory ``..`` may never climb above
 (the preopen itself, or the opened directory), so a capability never
 grants more than the tree it was opened on.
@@ -27,6 +28,8 @@ class StdStream(enum.Enum):
     STDIN = 0
     STDOUT = 1
     STDERR = 2
+    #: A session's write-only control channel (``/.session/control``; see ``channel``).
+    CONTROL = 3
 
 
 @dataclass(slots=True)

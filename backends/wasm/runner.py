@@ -34,6 +34,11 @@ How a run ends, and how it is reported:
   ``wasi:`` preview2 or ``env`` import): ``InvalidSpec``.
 
 The Store is closed in ``finally``; nothing of the run outlives the call.
+
+A REPL session is one such run that lasts (``Launch.session``): its
+driver blocks in ``fd_read`` between evals and each eval re-arms the
+deadlines on the same ``RunControl`` (see ``channel`` and ``session``);
+the messages above name the budget of the eval that tripped.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import wasmtime
 
@@ -57,6 +62,9 @@ from playground.core.errors import (
 from playground.core.output import OutputCapture, Stream
 from playground.core.result import Outcome
 from playground.core.vfs import VFS
+
+if TYPE_CHECKING:
+    from backends.wasm.channel import SessionChannel
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +95,8 @@ class Launch:
     wall_limit: float | None
     cpu_limit: float | None
     extra: Mapping[str, str] = field(default_factory=dict)
+    #: A REPL session's stdin/control channel (its own preopen at fd 6); None for a one-shot run.
+    session: SessionChannel | None = None
 
 
 def memory_slack(limit: int) -> int:
@@ -109,8 +119,11 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     _check_initial_memory(launch)
     store = wasmtime.Store(engine.engine)
     state = RunState(
-        control=control, vfs=launch.vfs, output=launch.output, stdin=launch.stdin, args=launch.argv, env=launch.env
-    )
+        control=control, vfs=launch.vfs, output=launch.output, stdin=launch.stdin, args=launch.argv, env=launch.env,
+        session=launch.session,
+    )  # fmt: skip
+    if launch.session is not None:
+        launch.session.attach(state)
     peak = 0
     failure: Exception | None = None
     trap_code: wasmtime.TrapCode | None = None
@@ -170,9 +183,9 @@ def _classify(
     if reason is StopReason.CANCELLED:
         raise RunCancelled()
     if reason is StopReason.WALL_TIME:
-        raise TimeLimitExceeded(f"wall time limit of {launch.wall_limit:g} s exceeded")
+        raise TimeLimitExceeded(f"wall time limit of {control.wall_limit:g} s exceeded")
     if reason is StopReason.CPU_TIME:
-        exc = TimeLimitExceeded(f"CPU time limit of {launch.cpu_limit:g} s exceeded")
+        exc = TimeLimitExceeded(f"CPU time limit of {control.cpu_limit:g} s exceeded")
         exc.limit = "cpu_time"
         raise exc
     if reason is StopReason.OUTPUT_LIMIT:

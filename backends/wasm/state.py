@@ -19,11 +19,15 @@ import enum
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from backends.wasm.fds import FdTable
 from backends.wasm.memory import GuestMemory
 from playground.core.output import OutputCapture
 from playground.core.vfs import VFS
+
+if TYPE_CHECKING:
+    from backends.wasm.channel import SessionChannel
 
 
 class StopReason(enum.Enum):
@@ -79,6 +83,17 @@ class RunControl:
         self.deadline = None if self.wall_limit is None else now + self.wall_limit
         self.cpu_deadline = None if self.cpu_limit is None else time.thread_time() + self.cpu_limit
 
+    def arm(self, *, wall_limit: float | None, cpu_limit: float | None) -> None:
+        """Set new budgets and start them now (a session's next eval). Guest thread only."""
+        self.wall_limit = wall_limit
+        self.cpu_limit = cpu_limit
+        self.start_clock()
+
+    def disarm(self) -> None:
+        """No deadline until the next ``arm`` (a session waiting for input). Guest thread only."""
+        self.deadline = None
+        self.cpu_deadline = None
+
     def stop(self, reason: StopReason, *, exit_code: int = 0, error: BaseException | None = None) -> bool:
         """Record ``reason`` unless a reason is already recorded; wake blocked host calls.
 
@@ -117,7 +132,9 @@ class RunControl:
 class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
-    __slots__ = ("args", "caller", "control", "ctx", "env", "fds", "memory", "output", "stdin", "stdin_pos", "vfs")
+    __slots__ = (
+        "args", "caller", "control", "ctx", "env", "fds", "memory", "output", "session", "stdin", "stdin_pos", "vfs",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -128,10 +145,14 @@ class RunState:
         stdin: bytes,
         args: Sequence[str],
         env: Mapping[str, str],
+        session: SessionChannel | None = None,
     ) -> None:
         self.control = control
         self.vfs = vfs
+        #: Where stdout/stderr go. A session swaps it for each eval's capture (guest thread, while blocked).
         self.output = output
+        #: A REPL session's stdin and control channel; None for a one-shot run.
+        self.session = session
         self.stdin = stdin
         self.stdin_pos = 0
         self.args = [a.encode("utf-8", "surrogateescape") + b"\0" for a in args]

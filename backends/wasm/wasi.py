@@ -9,6 +9,8 @@ is no network: every ``sock_*`` call is refused with ENOTSUP.
 ``poll_oneoff`` never blocks past the run's wall deadline or a
 cancellation: it sleeps on the run's wakeup event, and a read on stdin is
 always ready (stdin is a finite byte string; at its end a read returns 0).
+In a REPL session stdin reports ready with 0 bytes; a read then waits
+for the next eval (see ``channel``).
 """
 
 from __future__ import annotations

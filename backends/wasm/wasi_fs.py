@@ -16,6 +16,9 @@ Guarantees:
 * stdout/stderr go through the run's ``OutputCapture``; when it raises
   ``OutputLimitExceeded`` the guest is stopped (see ``hostcall``).
 * stdin is the request's bytes; a read at its end returns 0 and never blocks.
+  In a REPL session stdin is the session's code channel instead: a read
+  past the current frame blocks until the next eval (see ``channel``), and
+  ``/.session/control`` opens the write-only control channel.
 """
 
 from __future__ import annotations
@@ -141,8 +144,11 @@ def fd_read(run: RunState, fd: int, iovs: int, iovs_len: int, nread_ptr: int) ->
     if isinstance(desc, StdioDesc):
         if desc.stream is not StdStream.STDIN:
             return abi.EBADF
-        n = _read_into(run, run.stdin, run.stdin_pos, vecs)
-        run.stdin_pos += n
+        if run.session is not None:  # blocks until the next eval's code arrives (see channel)
+            n = _read_into(run, run.session.read_stdin(run, sum(length for _, length in vecs)), 0, vecs)
+        else:
+            n = _read_into(run, run.stdin, run.stdin_pos, vecs)
+            run.stdin_pos += n
     elif isinstance(desc, FileDesc):
         if not desc.readable:
             return abi.EBADF
@@ -186,7 +192,11 @@ def fd_write(run: RunState, fd: int, iovs: int, iovs_len: int, nwritten_ptr: int
     if isinstance(desc, StdioDesc):
         stream = _OUTPUT_STREAM.get(desc.stream)
         if stream is None:
-            return abi.EBADF
+            if desc.stream is not StdStream.CONTROL or run.session is None:
+                return abi.EBADF
+            total = run.session.write_control(b"".join(run.memory.view[buf : buf + length] for buf, length in vecs))
+            run.memory.pack(abi.U32, nwritten_ptr, total)
+            return abi.SUCCESS
         view = run.memory.view
         total = 0
         write = run.output.write
@@ -424,6 +434,9 @@ def path_open(
 ) -> int:
     run.memory.check(fd_ptr, 4)
     _, parent, name, slash = _path(run, fd, path_ptr, path_len)
+    if run.session is not None and parent is run.session.dir and name is not None:
+        run.memory.pack(abi.U32, fd_ptr, run.session.open_control(run, name, oflags, slash))
+        return abi.SUCCESS
     vfs = run.vfs
     node: Node | None = parent if name is None else parent.children.get(name)
     if oflags & abi.OFLAGS_CREAT:

@@ -11,15 +11,13 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from playground.cli import exitcodes, gui_cmd, info_cmd, mcp_cmd, run_cmd, serve_cmd
+from playground.cli import exitcodes, gui_cmd, info_cmd, mcp_cmd, repl_cmd, run_cmd, serve_cmd
 from playground.core import Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
 
 #: Sub-commands that later work fills in; until then they say so plainly.
-NOT_YET = {
-    "repl": "interactive REPL sessions",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _default_factory(policy: Policy) -> Sandbox:
@@ -36,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the sandbox does")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run_cmd.add_parser(sub)
+    repl_cmd.add_parser(sub)
     info_cmd.add_parsers(sub)
     serve_cmd.add_parser(sub)
     mcp_cmd.add_parser(sub)
@@ -50,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _not_yet(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
     print(
         f"playground {args.command} ({args.what}) is not available in this version yet. "
-        "Available now: run, serve, languages, doctor, mcp, gui.",
+        "Available now: run, repl, serve, languages, doctor, mcp, gui.",
         file=sys.stderr,
     )
     return exitcodes.USAGE

@@ -9,8 +9,8 @@ from playground.core import Artifact
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="98b9853638ed0be018c8c9ccff3032cf450967aecba86433f1dea853298e9944",
-    size=1048139,
+    sha256="edd98308e36a20ded17b5592c310c2f90554f3f7a13fc2cc0312f18ca2e9c31d",
+    size=1050733,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

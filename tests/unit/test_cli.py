@@ -9,7 +9,7 @@ import pytest
 
 from playground.cli import exitcodes, main
 from playground.core import Outcome, Pack, Policy, Request, Sandbox, WasmSpec
-from tests.fake_backend import FakeBackend
+from tests.fake_backend import FakeBackend, FakeSessionBackend
 
 TEXT = Pack(name="text", aliases=("txt",), extensions=(".txt",), wasm=WasmSpec(module=None))
 
@@ -182,10 +182,50 @@ def test_doctor(cli, capfd) -> None:  # type: ignore[no-untyped-def]
     assert "[ok  ] python" in out and "1 of 1 can run: text" in out
 
 
-@pytest.mark.parametrize("command", ["repl"])
-def test_not_yet_built_commands_say_so(cli, command: str, capfd) -> None:  # type: ignore[no-untyped-def]
-    assert cli(command) == exitcodes.USAGE
-    assert "not available in this version yet" in capfd.readouterr().err
+def test_unknown_command_is_a_usage_error(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as caught:
+        cli("frobnicate")
+    assert caught.value.code == exitcodes.USAGE
+    assert "invalid choice: 'frobnicate'" in capfd.readouterr().err
+
+
+def test_every_command_is_built() -> None:
+    from playground import cli as cli_module
+
+    assert cli_module.NOT_YET == {}
+
+
+@pytest.fixture
+def repl_cli(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    backend = FakeSessionBackend("wasm")
+
+    def run(stdin: str, *argv: str) -> int:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        return main(["repl", *argv], make_sandbox=lambda p: Sandbox(backends=[backend], packs=[TEXT], policy=p))
+
+    run.backend = backend  # type: ignore[attr-defined]
+    return run
+
+
+def test_repl_keeps_state_and_resets(repl_cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert repl_cli("set x 42\nget x\n:reset\nget x\n:quit\nget x\n", "--lang", "text") == 0
+    out, err = capfd.readouterr()
+    assert out == "42\n<unset>\n"
+    assert "interpreter was reset" in err
+    assert all(guest.closed for guest in repl_cli.backend.guests)
+
+
+def test_repl_reports_a_limit_and_goes_on(repl_cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert repl_cli("set x 1\nsleep 5\nget x\n", "txt", "--timeout", "100ms") == 0
+    out, err = capfd.readouterr()
+    assert "stopped" in err and "[limit: wall_time]" in err and "restarts with no state" in err
+    assert out == "<unset>\n" and "a fresh interpreter ran this input" in err
+
+
+def test_repl_usage_errors(repl_cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    assert repl_cli("", "--lang", "text", "--env", "novalue") == exitcodes.USAGE
+    assert repl_cli("", "nosuchlang") == exitcodes.SANDBOX_ERROR
+    assert "unknown language" in capfd.readouterr().err
 
 
 def test_options_after_the_file_are_ours_and_guest_args_follow(cli, tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]

@@ -4,6 +4,7 @@
  * quickjs-ng sdist at build time; see packaging/runtimes/install.py).
  *
  * Usage: qjs [--] FILE [args...]
+ *        qjs --repl
  *
  * - FILE is read with stdio (WASI). It is compiled as a classic script; if
  *   that is a SyntaxError and it compiles as a module (import/export/top-level
@@ -21,12 +22,27 @@
  *   is very slow through a host WASI implementation).
  * - JS stack limit 512 KiB (deep recursion -> catchable RangeError).
  *   No JS heap limit unless env QJS_MEMORY_LIMIT=<bytes> is set.
+ *
+ * REPL mode (--repl), for Sandbox Playground sessions:
+ * - reads frames from stdin: the code's length in bytes as ASCII decimal,
+ *   '\n', then exactly that many bytes of UTF-8 source; EOF ends the REPL;
+ * - evaluates each frame as a global script in one context (top-level
+ *   let/const/class/function persist across frames; top-level await is
+ *   allowed), runs pending jobs and timers, and echoes the completion value
+ *   (unless undefined) formatted like console.log;
+ * - flushes stdout/stderr, then writes one status line to the sandbox's
+ *   control channel (/.session/control, opened at start): "ok", "error", or
+ *   "oom" (the eval failed with InternalError: out of memory). Only the
+ *   status travels there; program output never does.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "quickjs.h"
 
@@ -37,6 +53,12 @@ static JSContext *ctx;
 static JSValue fn_format_error; /* (err) -> string */
 static JSValue fn_run_timer;    /* () -> bool (ran one) */
 static JSValue fn_exit_code;    /* () -> int (process.exitCode) */
+static JSValue fn_echo;         /* (v) -> undefined: console.log(v) unless v is undefined */
+
+/* REPL mode: the eval's own promise is not an "unhandled rejection"; errors
+   in jobs are reported and the loop goes on. */
+static bool repl_mode;
+static JSValue repl_promise = JS_UNDEFINED;
 
 static char outbuf[8192];
 static char errbuf[1024];
@@ -155,16 +177,36 @@ static void forget_rejection(JSValueConst promise) {
     }
 }
 
-/* Returns true if an unhandled rejection was reported. */
+/* Returns true if an unhandled rejection was reported. In REPL mode every
+   one (but the eval's own promise) is reported once and forgotten. */
 static bool check_rejections(void) {
     if (n_rejections == 0)
         return false;
-    report(ctx, rejections[0].reason, "Uncaught (in promise) ");
-    return true;
+    if (!repl_mode) {
+        report(ctx, rejections[0].reason, "Uncaught (in promise) ");
+        return true;
+    }
+    bool reported = false;
+    size_t i = 0;
+    while (i < n_rejections) {
+        if (JS_VALUE_GET_PTR(rejections[i].promise) ==
+            JS_VALUE_GET_PTR(repl_promise)) {
+            i++;
+            continue;
+        }
+        report(ctx, rejections[i].reason, "Uncaught (in promise) ");
+        reported = true;
+        JS_FreeValue(ctx, rejections[i].promise);
+        JS_FreeValue(ctx, rejections[i].reason);
+        rejections[i] = rejections[--n_rejections];
+    }
+    return reported;
 }
 
-/* Run promise jobs and timers until nothing is left. 0 = ok, 1 = error. */
+/* Run promise jobs and timers until nothing is left. 0 = ok, 1 = error.
+   In REPL mode an error is reported and the loop goes on. */
 static int run_loop(void) {
+    int status = 0;
     for (;;) {
         for (;;) {
             JSContext *c1;
@@ -173,20 +215,28 @@ static int run_loop(void) {
                 break;
             if (r < 0) {
                 report_pending_exception(c1, "Uncaught ");
-                return 1;
+                if (!repl_mode)
+                    return 1;
+                status = 1;
             }
         }
-        if (check_rejections())
-            return 1;
+        if (check_rejections()) {
+            if (!repl_mode)
+                return 1;
+            status = 1;
+        }
         JSValue r = JS_Call(ctx, fn_run_timer, JS_UNDEFINED, 0, NULL);
         if (JS_IsException(r)) {
             report_pending_exception(ctx, "Uncaught ");
-            return 1;
+            if (!repl_mode)
+                return 1;
+            status = 1;
+            continue;
         }
         bool ran = JS_ToBool(ctx, r);
         JS_FreeValue(ctx, r);
         if (!ran)
-            return 0;
+            return status;
     }
 }
 
@@ -390,7 +440,8 @@ static const char bootstrap_js[] =
 "  return false;\n"
 "}\n"
 "const exitCode = () => { const c = process.exitCode; return c === undefined ? 0 : Number(c) | 0; };\n"
-"return [formatError, runTimer, exitCode];\n"
+"const echo = (v) => { if (v !== undefined) write(1, format([v])); };\n"
+"return [formatError, runTimer, exitCode, echo];\n"
 "})\n";
 
 static bool has_suffix(const char *s, const char *suf) {
@@ -439,8 +490,163 @@ static JSModuleDef *module_loader(JSContext *c, const char *name,
 }
 
 static int usage(void) {
-    fputs("usage: qjs [--] FILE [args...]\n", stderr);
+    fputs("usage: qjs [--] FILE [args...]\n       qjs --repl\n", stderr);
     return 2;
+}
+
+/* ---- REPL mode ---------------------------------------------------------- */
+
+#define REPL_CONTROL "/.session/control"
+#define REPL_MAX_FRAME ((size_t)1 << 30)
+
+static int ctl_fd = -1;
+
+static bool read_all(int fd, char *buf, size_t len) {
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        got += (size_t)r;
+    }
+    return true;
+}
+
+static void write_all(int fd, const char *buf, size_t len) {
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        len -= (size_t)w;
+    }
+}
+
+/* One frame from stdin ("<decimal length>\n<bytes>"), NUL-terminated, or
+   NULL at EOF or on a malformed header. */
+static char *read_frame(size_t *plen) {
+    size_t len = 0;
+    int digits = 0;
+    for (;;) {
+        char c;
+        if (!read_all(0, &c, 1))
+            return NULL;
+        if (c == '\n' && digits > 0)
+            break;
+        if (c < '0' || c > '9' || digits >= 19)
+            return NULL;
+        len = len * 10 + (size_t)(c - '0');
+        digits++;
+    }
+    if (len > REPL_MAX_FRAME)
+        return NULL;
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return NULL;
+    if (!read_all(0, buf, len)) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    *plen = len;
+    return buf;
+}
+
+/* InternalError: out of memory (what JS_ThrowOutOfMemory throws). */
+static bool is_out_of_memory(JSValueConst exc) {
+    if (!JS_IsError(exc))
+        return false;
+    JSValue m = JS_GetPropertyStr(ctx, exc, "message");
+    bool oom = false;
+    if (JS_IsString(m)) {
+        const char *s = JS_ToCString(ctx, m);
+        oom = s && strcmp(s, "out of memory") == 0;
+        if (s)
+            JS_FreeCString(ctx, s);
+    } else if (JS_IsException(m)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    }
+    JS_FreeValue(ctx, m);
+    return oom;
+}
+
+static const char *report_exception_status(JSValueConst exc) {
+    bool oom = is_out_of_memory(exc);
+    report(ctx, exc, "Uncaught ");
+    return oom ? "oom\n" : "error\n";
+}
+
+static const char *repl_eval(const char *code, size_t len) {
+    JSValue p = JS_Eval(ctx, code, len, "<input>",
+                        JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_ASYNC);
+    if (JS_IsException(p)) {
+        JSValue exc = JS_GetException(ctx);
+        const char *status = report_exception_status(exc);
+        JS_FreeValue(ctx, exc);
+        return status;
+    }
+    repl_promise = p;
+    const char *status = run_loop() ? "error\n" : "ok\n";
+    forget_rejection(p);
+    repl_promise = JS_UNDEFINED;
+    if (!JS_IsPromise(p)) {
+        JS_FreeValue(ctx, p);
+        return status;
+    }
+    switch (JS_PromiseState(ctx, p)) {
+    case JS_PROMISE_FULFILLED: {
+        JSValue box = JS_PromiseResult(ctx, p);
+        JSValue v = JS_IsObject(box) ? JS_GetPropertyStr(ctx, box, "value")
+                                     : JS_UNDEFINED;
+        JSValue r = JS_Call(ctx, fn_echo, JS_UNDEFINED, 1, (JSValueConst *)&v);
+        if (JS_IsException(r)) {
+            JSValue exc = JS_GetException(ctx);
+            status = report_exception_status(exc);
+            JS_FreeValue(ctx, exc);
+        }
+        JS_FreeValue(ctx, r);
+        JS_FreeValue(ctx, v);
+        JS_FreeValue(ctx, box);
+        break;
+    }
+    case JS_PROMISE_REJECTED: {
+        JSValue reason = JS_PromiseResult(ctx, p);
+        status = report_exception_status(reason);
+        JS_FreeValue(ctx, reason);
+        break;
+    }
+    default:
+        fputs("Warning: this input's top-level await never settled\n", stderr);
+        status = "error\n";
+        break;
+    }
+    JS_FreeValue(ctx, p);
+    return status;
+}
+
+static int repl(void) {
+    ctl_fd = open(REPL_CONTROL, O_WRONLY);
+    if (ctl_fd < 0) {
+        fputs("qjs: --repl runs only inside a Sandbox Playground session "
+              "(no " REPL_CONTROL ")\n", stderr);
+        return 2;
+    }
+    repl_mode = true;
+    for (;;) {
+        size_t len;
+        char *code = read_frame(&len);
+        if (!code)
+            return 0;
+        const char *status = repl_eval(code, len);
+        free(code);
+        fflush(stdout);
+        fflush(stderr);
+        write_all(ctl_fd, status, strlen(status));
+    }
 }
 
 int main(int argc, char **argv) {
@@ -448,11 +654,18 @@ int main(int argc, char **argv) {
     setvbuf(stderr, errbuf, _IOFBF, sizeof errbuf);
 
     int first = 1;
-    if (first < argc && strcmp(argv[first], "--") == 0)
+    bool want_repl = first < argc && strcmp(argv[first], "--repl") == 0;
+    if (want_repl) {
         first++;
-    if (first >= argc)
-        finish(usage());
-    const char *filename = argv[first];
+        if (first != argc)
+            finish(usage());
+    } else {
+        if (first < argc && strcmp(argv[first], "--") == 0)
+            first++;
+        if (first >= argc)
+            finish(usage());
+    }
+    const char *filename = want_repl ? "<repl>" : argv[first];
 
     rt = JS_NewRuntime();
     if (!rt) {
@@ -498,10 +711,14 @@ int main(int argc, char **argv) {
     fn_format_error = JS_GetPropertyUint32(ctx, fns, 0);
     fn_run_timer = JS_GetPropertyUint32(ctx, fns, 1);
     fn_exit_code = JS_GetPropertyUint32(ctx, fns, 2);
+    fn_echo = JS_GetPropertyUint32(ctx, fns, 3);
     JS_FreeValue(ctx, fns);
     for (int i = 0; i < 3; i++)
         JS_FreeValue(ctx, bargs[i]);
     JS_FreeValue(ctx, boot);
+
+    if (want_repl)
+        finish(repl());
 
     size_t len;
     char *src = read_file(filename, &len);

@@ -1,0 +1,285 @@
+"""The WASI side of a REPL session: framed code on stdin, status on a control channel.
+
+A session is one long-lived instance whose driver (``resources/drivers``,
+or ``qjs --repl``) loops: read one frame from stdin, evaluate it, flush
+stdout/stderr, write a status line to the control channel, read again.
+
+Framing (host -> guest, stdin): the code's length in bytes as ASCII
+decimal, ``\\n``, then exactly that many bytes of UTF-8 source. The host
+puts one frame at a time on stdin; a read past it blocks (in the guest's
+worker thread, on this channel's condition) until the next eval submits
+one, with no deadline while waiting. stdin has no end unless the session
+is stopped: then the blocked read traps and the instance ends.
+
+Control (guest -> host): ``/.session/control``, a write-only pseudo-file
+in a session-only preopen (``/.session``, an empty read-only directory
+outside the session's VFS, fd 6). The driver opens it at start and writes
+one line per eval: ``ok``, ``error`` or ``oom`` (the eval failed because
+memory ran out). It is neither stdin/stdout/stderr nor anything in the
+VFS, so guest *output* can never be read as control: stdout and stderr go
+only to the eval's ``OutputCapture`` and are never parsed.
+
+When an eval ends: when the guest reads stdin after consuming the whole
+frame, i.e. when it waits for the next input. That, not a control
+message, is the end-of-eval signal, so nothing the guest writes anywhere
+can end an eval early and leave code running outside a deadline. The
+status is the last complete control line written during the eval.
+
+What guest code can do to this (it runs in the same interpreter as the
+driver, so it can open the control channel or read stdin too): write a
+status line (the driver writes its own after the code, so only an eval
+that kills its driver keeps a forged status), or read stdin (the eval then
+ends early and the next eval's frame is consumed by that read). Both only
+confuse its own session: the host's view stays consistent (every eval ends
+at a stdin wait, runs under its own deadline and output cap, and an eval
+the driver never reports gets exit code 1), and no guest byte is ever
+interpreted as anything but data, a status token, or a frame length of
+the host's own making.
+
+Threads: ``submit`` and ``kill`` are called by the host (any thread);
+``read_stdin``, ``write_control`` and ``open_control`` by the guest's
+worker thread inside host calls; ``end`` by the worker after the instance
+stopped. Every hand-over goes through one condition variable.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+from backends.wasm import abi, runner
+from backends.wasm.fds import DirDesc, StdioDesc, StdStream
+from backends.wasm.hostcall import GuestStop, WasiError
+from backends.wasm.state import RunControl, RunState
+from playground.core.errors import FSQuotaExceeded, LimitExceeded, MemoryLimitExceeded
+from playground.core.output import OutputCapture
+from playground.core.result import Outcome
+from playground.core.vfs import Dir
+
+log = logging.getLogger(__name__)
+
+#: Guest path of the session-only preopen, and the control file's name in it.
+SESSION_DIR: Final = "/.session"
+CONTROL_NAME: Final = "control"
+#: Status lines the drivers write; anything else on the control channel is ignored.
+STATUS_EXIT_CODES: Final = {b"ok": 0, b"error": 1, b"oom": 1}
+
+
+class Ticker(Protocol):
+    """The engine's epoch ticker, paused while a session waits for input."""
+
+    def hold_ticker(self) -> None: ...
+
+    def release_ticker(self) -> None: ...
+
+
+#: How an eval (or the start-up) ended: an ``Outcome`` or the exception to raise.
+EvalEnd = Outcome | BaseException
+
+
+@dataclass(slots=True)
+class EvalTicket:
+    """One eval handed to the guest. ``on_done`` is called exactly once, from the worker thread."""
+
+    code: bytes
+    output: OutputCapture
+    wall_limit: float | None
+    cpu_limit: float | None
+    on_done: Callable[[EvalEnd], None]
+    status: bytes | None = field(default=None)
+
+
+class Phase(enum.Enum):
+    STARTING = "starting"  # the driver has not asked for input yet
+    IDLE = "idle"  # blocked on stdin, no eval running
+    BUSY = "busy"  # an eval is running
+    ENDED = "ended"  # the instance stopped
+
+
+class SessionChannel:
+    """Host <-> guest hand-over of one session. Thread-safe (see the module docstring)."""
+
+    def __init__(
+        self,
+        control: RunControl,
+        *,
+        memory_limit: int | None,
+        ticker: Ticker,
+        on_ready: Callable[[EvalEnd | None], None],
+    ) -> None:
+        self.control = control
+        #: The ``/.session`` preopen: empty, read-only, and not part of the session's VFS.
+        self.dir = Dir(0, True, None)
+        self._memory_limit = memory_limit
+        self._ticker = ticker
+        self._on_ready: Callable[[EvalEnd | None], None] | None = on_ready
+        self._cond = threading.Condition()
+        self._phase = Phase.STARTING
+        self._frame = b""
+        self._pos = 0
+        self._pending: EvalTicket | None = None
+        self._current: EvalTicket | None = None
+        self._doomed = False
+
+    # -- host side -----------------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        with self._cond:
+            return self._phase
+
+    @property
+    def usable(self) -> bool:
+        """True while the instance can take another eval."""
+        with self._cond:
+            return self._phase is not Phase.ENDED and not self._doomed and self.control.reason is None
+
+    def submit(self, ticket: EvalTicket) -> None:
+        """Hand ``ticket`` to the guest; its ``on_done`` reports the end.
+
+        Raises:
+            RuntimeError: an eval is already pending or running, or the instance ended.
+        """
+        with self._cond:
+            if self._phase is Phase.ENDED or self._doomed or self.control.reason is not None:
+                raise RuntimeError("the session's instance is not running")
+            if self._pending is not None or self._current is not None:
+                raise RuntimeError("one eval at a time")
+            self._pending = ticket
+            self._cond.notify_all()
+
+    def kill(self) -> None:
+        """Stop the instance (any thread): a running eval stops within one epoch tick. Idempotent."""
+        self.control.cancel()
+        with self._cond:
+            self._cond.notify_all()
+
+    def attach(self, run: RunState) -> None:
+        """Install the ``/.session`` preopen in the run's descriptor table (fd 6, after /in /work /out)."""
+        fd = run.fds.add(DirDesc(self.dir, self.dir, preopen_name=SESSION_DIR))
+        if fd != 6:
+            log.warning("session preopen landed on fd %d", fd)
+
+    def end(self, result: EvalEnd) -> None:
+        """The instance stopped (worker thread): report ``result`` to whoever waits."""
+        with self._cond:
+            self._phase = Phase.ENDED
+            ticket = self._current or self._pending
+            self._current = self._pending = None
+            ready, self._on_ready = self._on_ready, None
+            self._cond.notify_all()
+        if ready is not None:
+            ready(result)
+        if ticket is not None:
+            ticket.on_done(result)
+
+    # -- guest side (worker thread, inside host calls) -----------------------------------
+
+    def read_stdin(self, run: RunState, limit: int) -> bytes:
+        """Up to ``limit`` bytes of the current frame; past its end, end the eval and wait for the next.
+
+        Raises:
+            GuestStop: the session was stopped while waiting (or the eval hit a limit).
+        """
+        if limit <= 0:
+            return b""
+        with self._cond:
+            if self._pos < len(self._frame):
+                return self._take(limit)
+            finished, self._current = self._current, None
+            ready, self._on_ready = self._on_ready, None
+            self._phase = Phase.IDLE
+        # The eval (or the start-up) is over: the driver is waiting for input.
+        if finished is not None:
+            self._finish(run, finished)
+        elif ready is not None:
+            ready(None)
+        self.control.disarm()
+        self._ticker.release_ticker()
+        try:
+            with self._cond:
+                while self._pending is None and self.control.reason is None:
+                    self._cond.wait()
+                if self.control.reason is not None:
+                    raise GuestStop()
+                ticket = self._pending
+                assert ticket is not None
+                self._pending = None
+                self._current = ticket
+                self._phase = Phase.BUSY
+                self._frame = b"%d\n" % len(ticket.code) + ticket.code
+                self._pos = 0
+        finally:
+            self._ticker.hold_ticker()
+        run.output = ticket.output
+        run.vfs.quota_hit = False
+        self.control.arm(wall_limit=ticket.wall_limit, cpu_limit=ticket.cpu_limit)
+        with self._cond:
+            return self._take(limit)
+
+    def _take(self, limit: int) -> bytes:
+        chunk = self._frame[self._pos : self._pos + limit]
+        self._pos += len(chunk)
+        return chunk
+
+    def _finish(self, run: RunState, ticket: EvalTicket) -> None:
+        """Report the end of ``ticket``'s eval; a limit it hit dooms the instance."""
+        status = ticket.status
+        run.memory.refresh()
+        peak = run.memory.peak
+        outcome = Outcome(exit_code=STATUS_EXIT_CODES.get(status or b"", 1), peak_memory=peak)
+        failure: LimitExceeded | None = None
+        limit = self._memory_limit
+        if status == b"oom" and limit is not None and peak + runner.memory_slack(limit) >= limit:
+            failure = MemoryLimitExceeded(
+                f"memory limit of {limit} bytes reached (linear memory at {peak} bytes)", outcome=outcome
+            )
+        elif run.vfs.quota_hit:
+            vfs = run.vfs
+            failure = FSQuotaExceeded(
+                f"filesystem quota exceeded ({vfs.fs_quota} bytes, {vfs.max_files} files)", outcome=outcome
+            )
+        if failure is None:
+            ticket.on_done(outcome)
+            return
+        with self._cond:
+            self._doomed = True
+        ticket.on_done(failure)
+        self.kill()
+        raise GuestStop()
+
+    def write_control(self, data: bytes) -> int:
+        """Take status lines from one ``fd_write``; return ``len(data)`` (everything is consumed).
+
+        Each write is parsed on its own: complete lines that are a status
+        token count, anything else (and a trailing partial line) is
+        dropped, so nothing a guest wrote earlier can merge into the
+        driver's own status line.
+        """
+        lines = data.split(b"\n")[:-1]
+        statuses = [line.rstrip(b"\r") for line in lines if line.rstrip(b"\r") in STATUS_EXIT_CODES]
+        if statuses:
+            with self._cond:
+                if self._current is not None:
+                    self._current.status = statuses[-1]
+        return len(data)
+
+    def open_control(self, run: RunState, name: str, oflags: int, slash: bool) -> int:
+        """``path_open`` of ``name`` in ``/.session``: the control channel, or an errno.
+
+        Raises:
+            WasiError: not the control file (ENOENT, or EROFS for a create), or
+                opened as a directory / exclusively.
+        """
+        if name != CONTROL_NAME:
+            raise WasiError(abi.EROFS if oflags & abi.OFLAGS_CREAT else abi.ENOENT)
+        if slash or oflags & abi.OFLAGS_DIRECTORY:
+            raise WasiError(abi.ENOTDIR)
+        if oflags & abi.OFLAGS_EXCL:
+            raise WasiError(abi.EEXIST)
+        fd: int = run.fds.add(StdioDesc(StdStream.CONTROL))
+        return fd

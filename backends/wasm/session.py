@@ -1,0 +1,294 @@
+"""REPL sessions on the Wasm backend: one live instance per session, on its own worker thread.
+
+``open_session`` starts the pack's runtime with its REPL driver (the
+``session_driver`` named by the pack: a script of ours from
+``resources/drivers`` passed on the command line, or ``qjs --repl``) and
+returns when the driver first waits for input. The instance then lives
+on its worker thread, blocked in ``fd_read`` on stdin between evals (no
+deadline, no epoch ticks); each ``eval`` hands it one framed input and
+waits for the driver to ask for the next (see ``channel`` for the
+framing, the control channel and why guest output can never end an eval).
+
+Limits: each eval has its own wall and CPU budget (``RunControl.arm`` on
+the same store, on the guest thread) and its own ``OutputCapture``;
+memory (``Store.set_limits``) and the filesystem quota belong to the
+whole session. A limit, a trap, ``exit()`` in the guest or a cancelled
+eval ends the instance: ``alive`` turns False and the core decides
+between ``SessionKilled`` and a restart.
+
+Threads: the worker thread owns the Store from creation to close; the
+event loop only hands over tickets and waits on futures settled with
+``call_soon_threadsafe``. ``close()`` stops the instance and joins the
+worker (a few milliseconds: a waiting driver wakes at once, running wasm
+stops at the next epoch tick).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, TypeVar
+
+import wasmtime
+
+from backends.wasm import runner
+from backends.wasm.artifacts import ArtifactStore
+from backends.wasm.channel import EvalEnd, EvalTicket, SessionChannel
+from backends.wasm.engine import WasmEngine
+from backends.wasm.modcache import ModuleCache
+from backends.wasm.state import RunControl
+from playground.core.errors import BackendUnavailable, SessionClosed
+from playground.core.limits import Limits
+from playground.core.output import OutputCapture
+from playground.core.pack import Pack
+from playground.core.result import Outcome
+from playground.core.session import SessionRequest
+
+log = logging.getLogger(__name__)
+
+#: Where our driver scripts live (data files of the repository, next to the packages).
+DRIVER_DIR: Final = Path(__file__).resolve().parents[2] / "resources" / "drivers"
+#: Start-up (driver import, first prompt) may take at least this long, whatever the per-eval limit.
+STARTUP_TIME: Final = 30.0
+#: Output the driver may produce before its first prompt (kept for the error message if it fails).
+STARTUP_OUTPUT: Final = 64 << 10
+#: How long ``close()`` waits for the worker thread.
+JOIN_TIMEOUT: Final = 5.0
+_session_ids = itertools.count(1)
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class Driver:
+    """How a ``session_driver`` name is started: argv after argv[0]; ``{driver}`` is the script's text."""
+
+    args: tuple[str, ...]
+    script: str = ""
+
+
+DRIVERS: Final = {
+    "repl_py": Driver(args=("-B", "-c", "{driver}"), script="repl.py"),
+    # lua.c refuses an -e argument that starts with "-" (the script's comment): ";" is an empty statement.
+    "repl_lua": Driver(args=("-e", ";{driver}"), script="repl.lua"),
+    "repl_js": Driver(args=("--repl",)),
+}
+
+
+def driver_unavailable_reason(pack: Pack) -> str | None:
+    """None when ``pack`` names a REPL driver this backend has; else why not."""
+    spec = pack.wasm
+    if spec is None or spec.module is None:
+        return f"{pack.name} has no interpreter to keep alive"
+    if not spec.session_driver:
+        return f"{pack.name} names no REPL driver"
+    driver = DRIVERS.get(spec.session_driver)
+    if driver is None:
+        return f"unknown REPL driver {spec.session_driver!r}"
+    if spec.transform:
+        return f"{pack.name} needs a source transform, which sessions do not apply"
+    if driver.script and not (DRIVER_DIR / driver.script).is_file():
+        return f"REPL driver {driver.script} is missing from {DRIVER_DIR}"
+    return None
+
+
+def driver_argv(pack: Pack) -> list[str]:
+    """argv of the session's instance: ``[pack.name, *driver args]``."""
+    assert pack.wasm is not None
+    driver = DRIVERS[pack.wasm.session_driver]
+    script = (DRIVER_DIR / driver.script).read_text("utf-8") if driver.script else ""
+    return [pack.name, *(arg.replace("{driver}", script) for arg in driver.args)]
+
+
+def _startup_budget(value: float | None) -> float | None:
+    return None if value is None else max(value, STARTUP_TIME)
+
+
+class WasmGuestSession:
+    """One live interpreter (``GuestSession``). One eval at a time; ``close()`` from any thread.
+
+    Lifecycle: starting -> alive -> (a limit, a trap, the guest's own
+    exit, a cancelled eval, or ``close()``) -> dead. Dead is final.
+    """
+
+    def __init__(self, channel: SessionChannel, thread: threading.Thread) -> None:
+        self._channel = channel
+        self._thread = thread
+        self._closed = False
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and self._channel.usable
+
+    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+        """Run ``code`` in the live interpreter; see ``GuestSession.eval``.
+
+        Cancellation: stops the eval and kills the instance; the worker
+        thread has closed the Store before ``CancelledError`` leaves.
+
+        Raises:
+            SessionClosed: closed before or during the eval.
+            TimeLimitExceeded, MemoryLimitExceeded, OutputLimitExceeded,
+            FSQuotaExceeded: a limit tripped; the instance is dead.
+            HostFailure: the instance could not run (a bug of ours).
+        """
+        if self._closed:
+            raise SessionClosed("the session is closed")
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Outcome] = loop.create_future()
+        ticket = EvalTicket(
+            code=code.encode("utf-8", "replace"),
+            output=output,
+            wall_limit=limits.get("wall_time"),
+            cpu_limit=limits.get("cpu_time"),
+            on_done=_deliverer(loop, done),
+        )
+        try:
+            self._channel.submit(ticket)
+        except RuntimeError:
+            raise SessionClosed("the session's interpreter is not running") from None
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            if done.done() and not done.cancelled() and done.exception() is None:
+                raise
+            self._channel.kill()
+            await _wait_quietly(done)
+            raise
+        except runner.RunCancelled:
+            raise SessionClosed("the session was closed during the eval") from None
+
+    def close(self) -> None:
+        """Stop the instance and wait for its worker thread. Idempotent, never raises."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._channel.kill()
+            if self._thread is not threading.current_thread():
+                self._thread.join(JOIN_TIMEOUT)
+                if self._thread.is_alive():
+                    log.warning("wasm session worker %s did not stop within %g s", self._thread.name, JOIN_TIMEOUT)
+        except Exception:
+            log.exception("closing a wasm session failed")
+
+
+async def open_session(
+    engine: WasmEngine,
+    modules: ModuleCache,
+    artifacts: ArtifactStore,
+    request: SessionRequest,
+    start_worker: Callable[[Callable[[], None], str], threading.Thread],
+) -> WasmGuestSession:
+    """Start the pack's interpreter with its REPL driver; return once it waits for input.
+
+    Cancellation: stops the start-up; the worker is waited for.
+
+    Raises:
+        BackendUnavailable: no driver for the pack, runtime missing or corrupt.
+        TimeLimitExceeded, MemoryLimitExceeded: start-up hit a limit.
+        HostFailure: the driver exited or crashed before its first prompt
+            (the message carries what it printed).
+    """
+    pack = request.pack
+    reason = driver_unavailable_reason(pack)
+    if reason is not None:
+        raise BackendUnavailable(f"wasm sessions cannot run {pack.name}: {reason}")
+    spec = pack.wasm
+    assert spec is not None and spec.module is not None
+    artifact = spec.module
+    limits = request.limits
+    memory = limits.get("memory")
+    memory_limit = None if memory is None else int(memory)
+    control = RunControl(
+        wall_limit=_startup_budget(limits.get("wall_time")), cpu_limit=_startup_budget(limits.get("cpu_time"))
+    )
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[Outcome | None] = loop.create_future()
+    deliver_ready = _deliverer(loop, ready)
+
+    def on_ready(result: EvalEnd | None) -> None:
+        # None: the driver waits for its first input. Anything else: the instance ended first.
+        deliver_ready(result)
+
+    channel = SessionChannel(control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready)
+    startup_output = OutputCapture(STARTUP_OUTPUT)
+    argv = driver_argv(pack)
+    env = {**spec.env, **request.env}
+
+    def work() -> None:
+        result: EvalEnd
+        try:
+            path = artifacts.verified_path(artifact, pack.name)
+            module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
+            plan = runner.Launch(
+                module=module, argv=argv, env=env, stdin=b"", vfs=request.vfs, output=startup_output,
+                memory_limit=memory_limit, wall_limit=control.wall_limit, cpu_limit=control.cpu_limit,
+                session=channel,
+            )  # fmt: skip
+            result = runner.run(engine, plan, control)
+        except BaseException as exc:  # handed to whoever waits, whatever it is
+            result = exc
+        channel.end(result)
+
+    thread = start_worker(work, f"wasm-session-{next(_session_ids)}")
+    session = WasmGuestSession(channel, thread)
+    try:
+        ended_early = await asyncio.shield(ready)
+    except runner.RunCancelled:
+        session.close()
+        raise asyncio.CancelledError() from None
+    except BaseException:
+        session.close()
+        raise
+    if ended_early is not None:
+        session.close()
+        text = (startup_output.stderr() or startup_output.stdout()).decode("utf-8", "replace").strip()
+        raise runner.HostFailure(
+            f"the {pack.name} REPL driver stopped before its first prompt "
+            f"(exit code {ended_early.exit_code}): {text[-2000:]}"
+        )
+    return session
+
+
+def _deliverer(loop: asyncio.AbstractEventLoop, done: asyncio.Future[_T]) -> Callable[[_T | BaseException], None]:
+    """A callback for the worker thread that settles ``done`` on its loop (first call wins)."""
+
+    def settle(result: _T | BaseException) -> None:
+        if done.done():
+            return
+        if isinstance(result, BaseException):
+            done.set_exception(_translate(result))
+        else:
+            done.set_result(result)
+
+    def deliver(result: _T | BaseException) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, result)
+        except RuntimeError:  # the loop is closed; nobody is waiting any more
+            log.debug("event loop closed before a wasm session delivered")
+
+    return deliver
+
+
+def _translate(exc: BaseException) -> BaseException:
+    """wasmtime's own errors become ``HostFailure``; everything else is raised as it is."""
+    if isinstance(exc, (wasmtime.WasmtimeError, wasmtime.Trap)):
+        first = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        return runner.HostFailure(f"wasmtime failed: {first}")
+    return exc
+
+
+async def _wait_quietly(done: asyncio.Future[_T]) -> None:
+    """Wait until the worker delivered, ignoring further cancellation; never raise its error."""
+    while not done.done():
+        try:
+            await asyncio.wait({done})
+        except asyncio.CancelledError:
+            continue
+    if not done.cancelled():
+        done.exception()

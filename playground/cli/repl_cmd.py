@@ -1,0 +1,315 @@
+"""``playground repl``: an interactive session in the terminal.
+
+Prompts ``>>> `` and ``... `` (continuation while the input is incomplete,
+see ``repl_input``); line editing and history through ``readline`` when
+stdin is a terminal (history in ``$XDG_STATE_HOME/sandbox-playground/
+repl_history``, else ``~/.local/state/...``); ``:reset``, ``:quit``,
+``:help``; Ctrl-D quits.
+
+Ctrl-C during an eval stops it. A guest interpreter cannot be interrupted
+in place (WASI has no signals, so nothing can raise ``KeyboardInterrupt``
+inside CPython, QuickJS or Lua), so the interpreter is stopped and the
+next input runs in a fresh one; the REPL says so, and the session is
+created with ``auto_restart`` so it goes on. A limit (``--timeout`` per
+input, ``--mem`` for the session, ...) does the same.
+
+Threads: the main thread reads lines (readline needs it, and it is where
+Ctrl-C arrives); the session lives on an asyncio loop in a helper thread.
+Guest output is streamed to the terminal as it is produced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from playground.cli import exitcodes
+from playground.cli.repl_input import is_complete
+from playground.cli.run_cmd import POLICIES, UsageError, duration_arg, parse_env, size_arg
+from playground.core import (
+    LimitExceeded,
+    Limits,
+    Policy,
+    Result,
+    Sandbox,
+    SandboxError,
+    Session,
+    SessionConfig,
+    Stream,
+)
+
+SandboxFactory = Callable[[Policy], Sandbox]
+T = TypeVar("T")
+
+PROMPT = ">>> "
+CONTINUE = "... "
+HISTORY_LENGTH = 2000
+HELP = """\
+Type code and press Enter; an incomplete input continues on a '... ' line,
+and a blank line sends whatever was typed. Commands:
+  :reset   throw the interpreter's state (and its files) away
+  :quit    leave (Ctrl-D does too)
+  :help    this text
+Ctrl-C stops a running input; the interpreter then restarts with no state.
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "repl",
+        help="interactive session (state persists between inputs)",
+        description="Start an interactive session in the sandbox. Variables, imports and definitions persist "
+        "between inputs; each input has its own time and output limits, memory and files are the session's.",
+    )
+    p.add_argument("lang_arg", nargs="?", metavar="LANG", help="language (same as --lang)")
+    p.add_argument("-l", "--lang", help="language name or alias (default: python)")
+    p.add_argument("--timeout", type=duration_arg, help="wall-time limit per input, e.g. 5s (default 10s)")
+    p.add_argument("--cpu", type=duration_arg, help="CPU-time limit per input")
+    p.add_argument("--mem", type=size_arg, help="memory limit of the session, e.g. 64M (default 128M)")
+    p.add_argument("--max-output", type=size_arg, help="stdout+stderr cap per input (default 1M)")
+    p.add_argument("--fs-quota", type=size_arg, help="virtual filesystem quota of the session (default 16M)")
+    p.add_argument("--max-files", type=int, help="files+dirs in the virtual filesystem (default 256)")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment variable for the interpreter (nothing is inherited)")  # fmt: skip
+    p.add_argument("--policy", choices=sorted(POLICIES), default="prefer-wasm", help="which backends may run it")
+    p.add_argument("--no-history", action="store_true", help="do not read or write the history file")
+    p.set_defaults(handler=repl_command)
+
+
+def history_path() -> Path:
+    """``$XDG_STATE_HOME/sandbox-playground/repl_history`` (``~/.local/state`` when unset)."""
+    state = os.environ.get("XDG_STATE_HOME")
+    base = Path(state) if state else Path.home() / ".local" / "state"
+    return base / "sandbox-playground" / "repl_history"
+
+
+class LoopThread:
+    """An asyncio loop on a helper thread; ``call`` runs a coroutine there and waits.
+
+    Ctrl-C while waiting cancels the coroutine, waits until it has
+    finished, and raises ``KeyboardInterrupt`` in the caller.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="repl-loop", daemon=True)
+        self._thread.start()
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return _wait(future)
+        except KeyboardInterrupt:
+            future.cancel()
+            while True:
+                try:
+                    concurrent.futures.wait([future])
+                    break
+                except KeyboardInterrupt:
+                    continue
+            raise
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+def _wait(future: concurrent.futures.Future[T]) -> T:
+    while True:
+        try:
+            return future.result(timeout=0.1)
+        except concurrent.futures.TimeoutError:
+            continue
+
+
+class Terminal:
+    """Guest output and our messages, tracking whether the screen is at the start of a line."""
+
+    def __init__(self, interactive: bool) -> None:
+        self.interactive = interactive
+        self._lock = threading.Lock()
+        self._at_line_start = True
+
+    def guest(self, stream: Stream, data: bytes) -> None:
+        target = sys.stdout if stream is Stream.STDOUT else sys.stderr
+        with self._lock:
+            target.buffer.write(data)
+            target.flush()
+            self._at_line_start = data.endswith(b"\n")
+
+    def note(self, message: str) -> None:
+        """One line of ours on stderr (never mixed into a guest line)."""
+        with self._lock:
+            sys.stdout.flush()
+            prefix = "" if self._at_line_start else "\n"
+            sys.stderr.write(f"{prefix}{message}\n")
+            sys.stderr.flush()
+            self._at_line_start = True
+
+    def end_line(self) -> None:
+        """Before a prompt: finish a guest line that had no newline."""
+        with self._lock:
+            if not self._at_line_start and self.interactive:
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+            self._at_line_start = True
+
+
+@contextlib.contextmanager
+def _history(enabled: bool) -> Iterator[None]:
+    try:
+        import readline
+    except ImportError:  # not every platform has it; plain input() still works
+        yield
+        return
+    path = history_path()
+    if enabled:
+        with contextlib.suppress(OSError):
+            readline.read_history_file(path)
+    readline.set_history_length(HISTORY_LENGTH)
+    try:
+        yield
+    finally:
+        if enabled:
+            try:
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                readline.write_history_file(path)
+                os.chmod(path, 0o600)
+            except OSError as exc:
+                print(f"playground: could not save the history to {path}: {exc.strerror}", file=sys.stderr)
+
+
+class Repl:
+    """The read-eval-print loop over one ``Session``. Main thread only."""
+
+    def __init__(self, session: Session, runner: LoopThread, terminal: Terminal) -> None:
+        self.session = session
+        self.runner = runner
+        self.terminal = terminal
+
+    def read_input(self) -> str | None:
+        """One complete input (several lines if it continues), or None at end of input."""
+        lines: list[str] = []
+        while True:
+            prompt = (CONTINUE if lines else PROMPT) if self.terminal.interactive else ""
+            try:
+                line = input(prompt)
+            except EOFError:
+                if self.terminal.interactive:
+                    sys.stdout.write("\n")
+                return None if not lines else "\n".join(lines)
+            except KeyboardInterrupt:
+                sys.stdout.write("\nKeyboardInterrupt\n")
+                lines = []
+                continue
+            if lines and not line.strip():
+                return "\n".join(lines)
+            lines.append(line)
+            source = "\n".join(lines)
+            if not lines[0].strip() or is_complete(self.session.lang, source):
+                return source
+
+    def loop(self) -> int:
+        while True:
+            try:
+                self.terminal.end_line()
+                source = self.read_input()
+                if source is None:
+                    return 0
+                command = source.strip()
+                if not command:
+                    continue
+                if command.startswith(":") and "\n" not in command:
+                    if self.command(command):
+                        return 0
+                    continue
+                self.eval(source)
+            except KeyboardInterrupt:  # between prompt and eval: nothing was running
+                self.terminal.note("KeyboardInterrupt")
+
+    def command(self, command: str) -> bool:
+        """Run a ``:command``; True means quit."""
+        name = command.split(maxsplit=1)[0]
+        if name in (":quit", ":q", ":exit"):
+            return True
+        if name == ":help":
+            self.terminal.note(HELP.rstrip("\n"))
+        elif name == ":reset":
+            try:
+                self.runner.call(self.session.reset())
+                self.terminal.note("(the interpreter was reset: a fresh one with no state)")
+            except KeyboardInterrupt:
+                self.terminal.note("(interrupted)")
+            except SandboxError as exc:
+                self.terminal.note(f"playground: could not reset: {exc}")
+        else:
+            self.terminal.note(f"unknown command {name}; try :help")
+        return False
+
+    def eval(self, source: str) -> None:
+        try:
+            result: Result = self.runner.call(self.session.eval(source, on_output=self.terminal.guest))
+        except KeyboardInterrupt:
+            self.terminal.note("KeyboardInterrupt: the input was stopped; the interpreter restarts "
+                               "with no state (WASI interpreters cannot be interrupted in place)")  # fmt: skip
+            return
+        except LimitExceeded as exc:
+            self.terminal.note(
+                f"playground: stopped, {exc} [limit: {exc.limit}]; the interpreter restarts with no state"
+            )
+            return
+        except SandboxError as exc:
+            self.terminal.note(f"playground: {exc}")
+            return
+        if result.restarted:
+            self.terminal.note("(a fresh interpreter ran this input)")
+
+
+def repl_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
+    if args.lang and args.lang_arg and args.lang != args.lang_arg:
+        print("playground repl: give the language once", file=sys.stderr)
+        return exitcodes.USAGE
+    lang = args.lang or args.lang_arg or "python"
+    try:
+        env = parse_env(args.env)
+    except UsageError as exc:
+        print(f"playground repl: {exc}", file=sys.stderr)
+        return exitcodes.USAGE
+    limits = Limits(
+        wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
+        fs_quota=args.fs_quota, max_files=args.max_files,
+    )  # fmt: skip
+    interactive = sys.stdin.isatty()
+    terminal = Terminal(interactive)
+    sandbox = make_sandbox(POLICIES[args.policy])
+    runner = LoopThread()
+    session: Session | None = None
+    try:
+        try:
+            session = runner.call(sandbox.new_session(lang, SessionConfig(limits=limits, env=env, auto_restart=True)))
+        except KeyboardInterrupt:
+            return exitcodes.INTERRUPTED
+        except SandboxError as exc:
+            print(f"playground: {exc}", file=sys.stderr)
+            return exitcodes.SANDBOX_ERROR
+        if interactive:
+            pack = sandbox.pack(lang)
+            print(f"{pack.description or pack.name} on {session.backend_name}; "
+                  ":help for help, Ctrl-D or :quit to leave")  # fmt: skip
+        with _history(interactive and not args.no_history):
+            return Repl(session, runner, terminal).loop()
+    finally:
+        if session is not None:
+            session.close()
+        runner.close()
+        sandbox.close()

@@ -1,0 +1,183 @@
+"""``playground repl`` driven through a pseudo-terminal, as a user would type it.
+
+Uses the real runtimes in the user cache (skipped when they are missing).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backends.wasm import WasmBackend, cache_root
+from playground.packs import lua, python
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+#: Run first in the child's new session: make the pty its controlling terminal (so Ctrl-C sends
+#: SIGINT), then exec the real command.
+_TAKE_TTY = "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execv(sys.argv[1], sys.argv[1:])"
+
+
+class Terminal:
+    """A child process on a pty: type lines, wait for text on the screen."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.master, slave = os.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _TAKE_TTY, *argv], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO,
+            start_new_session=True,
+        )  # fmt: skip
+        os.close(slave)
+        self.screen = ""
+        self._seen = 0
+
+    def expect(self, pattern: str, timeout: float = 30.0) -> re.Match[str]:
+        """Wait for ``pattern`` (a regex) in the output after the last match."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while True:
+            found = regex.search(self.screen, self._seen)
+            if found:
+                self._seen = found.end()
+                return found
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"did not see {pattern!r}; screen:\n{self.screen}")
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    raise AssertionError(f"the REPL ended before {pattern!r}; screen:\n{self.screen}")
+                self.screen += data.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def line(self, text: str) -> None:
+        self.type(text + "\r")
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(20)
+        finally:
+            if self.proc.poll() is None:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            os.close(self.master)
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[object]:
+    terminals: list[Terminal] = []
+
+    def spawn(*args: str) -> Terminal:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", str(tmp_path)),
+            "TERM": "dumb",
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "PLAYGROUND_CACHE_DIR": str(cache_root()),
+            "PYTHONPATH": str(REPO),
+        }
+        terminal = Terminal([sys.executable, "-m", "playground.cli", "repl", *args], env)
+        terminals.append(terminal)
+        return terminal
+
+    yield spawn
+    for terminal in terminals:
+        if terminal.proc.poll() is None:
+            os.killpg(terminal.proc.pid, signal.SIGKILL)
+            terminal.proc.wait()
+
+
+def _need(*packs: object) -> None:
+    backend = WasmBackend()
+    for pack in packs:
+        reason = backend.unavailable_reason(pack)  # type: ignore[arg-type]
+        if reason is not None:
+            pytest.skip(reason)
+
+
+def test_lua_repl_in_a_terminal(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _need(lua.PACK)
+    t = start("--lang", "lua", "--timeout", "20s")
+    t.expect(r"Lua 5\.4.*on wasm")
+    t.expect(r">>> ")
+    t.line("x = 40")
+    t.expect(r">>> ")
+    t.line("function f(n)")
+    t.expect(r"\.\.\. ")
+    t.line("  return n + 2")
+    t.expect(r"\.\.\. ")
+    t.line("end")
+    t.expect(r">>> ")
+    t.line("f(x)")
+    t.expect(r"\n42\n>>> ")
+    t.line("error('boom')")
+    t.expect(r"stdin:1: boom")
+    t.expect(r">>> ")
+    # Ctrl-C stops a running input; the interpreter restarts without state.
+    t.line("while true do end")
+    time.sleep(0.5)
+    t.type("\x03")
+    t.expect(r"KeyboardInterrupt: the input was stopped; the interpreter restarts with no state")
+    t.expect(r">>> ")
+    t.line("x")
+    t.expect(r"\nnil\n")
+    t.expect(r"a fresh interpreter ran this input")
+    t.expect(r">>> ")
+    # Ctrl-C at the prompt just drops the line.
+    time.sleep(0.3)  # readline owns the terminal once the prompt is up
+    t.type("half a line")
+    t.expect("half a line")
+    t.type("\x03")
+    t.expect(r"KeyboardInterrupt\n>>> ")
+    t.line(":reset")
+    t.expect(r"interpreter was reset")
+    t.line(":quit")
+    assert t.close() == 0
+    history = (tmp_path / "state" / "sandbox-playground" / "repl_history").read_text()
+    assert "f(x)" in history and "while true do end" in history
+
+
+def test_python_repl_blocks_and_history(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _need(python.PACK)
+    t = start("python", "--timeout", "1s")
+    t.expect(r">>> ")
+    t.line("def double(n):")
+    t.expect(r"\.\.\. ")
+    t.line("    return n * 2")
+    t.expect(r"\.\.\. ")
+    t.line("")
+    t.expect(r">>> ")
+    t.line("double(21)")
+    t.expect(r"\n42\n>>> ")
+    t.line("while True: pass")
+    t.expect(r"\.\.\. ")  # a compound statement ends at a blank line, as in python itself
+    t.line("")
+    t.expect(r"stopped, wall time limit of 1 s exceeded \[limit: wall_time\]")
+    t.expect(r">>> ")
+    t.line("double")
+    t.expect(r"NameError")
+    t.expect(r">>> ")
+    t.type("\x04")  # Ctrl-D
+    assert t.close() == 0
+    t2 = start("python")
+    t2.expect(r">>> ")
+    t2.type("\x1b[A")  # up arrow: the last line of the previous session
+    t2.expect(r"double")
+    t2.type("\x15:quit\r")  # Ctrl-U clears the line
+    assert t2.close() == 0
