@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import Callable, Mapping
 
+from playground.cli import exitcodes
 from playground.core import PREFER_WASM, Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -15,7 +18,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(handler=gui_command)
 
 
+def missing_display(env: Mapping[str, str], platform: str = sys.platform) -> str | None:
+    """Why Qt could not open a window here, or None. Qt itself would abort with a cryptic message."""
+    if not platform.startswith("linux") or env.get("QT_QPA_PLATFORM"):
+        return None
+    if env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+        return None
+    return ("no display: neither DISPLAY nor WAYLAND_DISPLAY is set. Run it in a desktop session "
+            "(or set QT_QPA_PLATFORM=offscreen to run headless).")
+
+
 def gui_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
+    why = missing_display(os.environ)
+    if why is not None:
+        print(f"playground gui: {why}", file=sys.stderr)
+        return exitcodes.USAGE
     from playground.app import run_gui
 
     return run_gui(lambda: make_sandbox(PREFER_WASM))

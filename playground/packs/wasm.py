@@ -6,7 +6,7 @@ PACK = Pack(
     name="wasm",
     aliases=("wasi", "wasip1"),
     version="WASI preview1",
-    extensions=(".wasm",),
+    extensions=(".wasm", ".wat"),
     # module=None: Spec.code is the module's bytes, or a path to a .wasm under /in.
     wasm=WasmSpec(module=None, args=("{args}",), main_file="main.wasm"),
     caps=Capabilities(),

@@ -1,0 +1,65 @@
+"""Start the desktop window: a QApplication, the qasync loop, the window and its controller."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from playground.core import Sandbox
+
+log = logging.getLogger(__name__)
+
+
+def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> int:
+    """Open the main window and run until it is closed. Returns the process exit code.
+
+    The sandbox core runs on the Qt event loop through qasync; guest code runs
+    in the backends' worker threads.
+    """
+    import qasync  # type: ignore[import-untyped]
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from playground.app import settings
+    from playground.app.controller import Controller
+    from playground.app.excepthook import install_excepthook
+    from playground.app.gc_guard import GuiThreadCollector
+    from playground.app.main_window import MainWindow
+    from playground.app.resources import resource_path
+
+    app = QApplication.instance() or QApplication([sys.argv[0], *argv])
+    assert isinstance(app, QApplication)
+    app.setOrganizationName(settings.ORGANIZATION)
+    app.setApplicationName(settings.APPLICATION)
+    app.setApplicationDisplayName("Sandbox Playground")
+    # Closing the window must not stop the loop under our feet: shutdown (which
+    # stops a running guest and closes sessions) still needs it; main() ends it.
+    app.setQuitOnLastWindowClosed(False)
+    icon = resource_path("icons", "playground.svg")
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
+
+    collector = GuiThreadCollector(app)
+
+    async def main() -> None:
+        collector.start()
+        closed = asyncio.Event()
+        window = MainWindow()
+        restore_hook = install_excepthook(window.show_message)
+        sandbox = make_sandbox()
+        controller = Controller(sandbox, window, settings.user_store())
+        controller.bind(window)
+        window.closing.connect(closed.set)
+        controller.start()
+        window.show()
+        try:
+            await closed.wait()
+        finally:
+            await controller.shutdown()
+            restore_hook()
+            collector.stop()
+
+    qasync.run(main())
+    return 0

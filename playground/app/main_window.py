@@ -1,0 +1,370 @@
+"""``MainWindow``: the view. It lays widgets out, offers ``connect_*`` hooks and ``show``-style setters.
+
+It holds no sandbox logic: the ``Controller`` decides what Run, Stop,
+Open and the REPL do and calls back into the setters here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QWidget,
+)
+
+from playground.app.backends_panel import BackendsPanel, LanguageRow
+from playground.app.editor import CodeEditor
+from playground.app.files_panel import FilesPanel
+from playground.app.highlighter import Highlighter
+from playground.app.limits_panel import LimitsPanel
+from playground.app.output_buffer import OutputBuffer
+from playground.app.output_view import OutputView
+from playground.app.repl_pane import ReplPane
+from playground.app.themes import LIGHT, THEMES, Theme, apply_theme
+from playground.core import DEFAULT_LIMITS, Diagnostic, Limits
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageChoice:
+    name: str
+    available: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    language: str
+    title: str
+    path: Path
+
+
+class MainWindow(QMainWindow):
+    """The playground window. GUI thread only; workers never call into it."""
+
+    closing = Signal()
+
+    def __init__(self, *, defaults: Limits = DEFAULT_LIMITS) -> None:
+        super().__init__()
+        self.setWindowTitle("Sandbox Playground")
+        self.resize(1200, 780)
+        self._theme = LIGHT
+        self._updating_language = False
+
+        self.editor = CodeEditor()
+        self.highlighter = Highlighter(self.editor.document(), style=LIGHT.pygments_style)
+        self.output = OutputView()
+        self.limits = LimitsPanel(defaults)
+        self.files = FilesPanel()
+        self.repl = ReplPane()
+        self.backends = BackendsPanel()
+
+        self.language = QComboBox()
+        self.language.setObjectName("language")
+        self.language.setMinimumWidth(140)
+        self.language_status = QLabel("")
+        self.language_status.setObjectName("languageStatus")
+        self.language_status.setWordWrap(True)
+        self.run_button = QPushButton("▶  Run")
+        self.run_button.setObjectName("runButton")
+        self.run_button.setToolTip("Run the code in the sandbox (Ctrl+Enter, F5)")
+        self.stop_button = QPushButton("■  Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop the running code (Esc)")
+        self.stop_button.setEnabled(False)
+
+        bar = QWidget()
+        row = QHBoxLayout(bar)
+        row.setContentsMargins(6, 4, 6, 4)
+        row.addWidget(QLabel("Language:"))
+        row.addWidget(self.language)
+        row.addWidget(self.run_button)
+        row.addWidget(self.stop_button)
+        row.addWidget(self.language_status, 1)
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        toolbar.addWidget(bar)
+
+        left = QSplitter(Qt.Orientation.Vertical)
+        left.addWidget(self.editor)
+        left.addWidget(self.output)
+        left.setStretchFactor(0, 3)
+        left.setStretchFactor(1, 2)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.limits, "Limits")
+        self.tabs.addTab(self.files, "Files")
+        self.tabs.addTab(self.repl, "REPL")
+        self.tabs.addTab(self.backends, "Backends")
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.addWidget(left)
+        main.addWidget(self.tabs)
+        main.setStretchFactor(0, 3)
+        main.setStretchFactor(1, 2)
+        main.setSizes([700, 480])
+        self.setCentralWidget(main)
+
+        self._build_actions()
+        self.statusBar().showMessage("Ready")
+
+    # -- actions and menus --------------------------------------------------
+
+    def _action(self, text: str, shortcuts: Sequence[QKeySequence | QKeySequence.StandardKey | str] = (),
+                menu: QMenu | None = None) -> QAction:
+        action = QAction(text, self)
+        if shortcuts:
+            action.setShortcuts([QKeySequence(s) for s in shortcuts])
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.addAction(action)
+        if menu is not None:
+            menu.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        menus = self.menuBar()
+        file_menu = menus.addMenu("&File")
+        self.new_action = self._action("&New", [QKeySequence.StandardKey.New], file_menu)
+        self.open_action = self._action("&Open…", [QKeySequence.StandardKey.Open], file_menu)
+        self.save_action = self._action("&Save", [QKeySequence.StandardKey.Save], file_menu)
+        self.save_as_action = self._action("Save &As…", [QKeySequence.StandardKey.SaveAs], file_menu)
+        file_menu.addSeparator()
+        self.add_inputs_action = self._action("Add Files to /in…", [], file_menu)
+        file_menu.addSeparator()
+        quit_action = self._action("&Quit", [QKeySequence.StandardKey.Quit], file_menu)
+        quit_action.triggered.connect(self.close)
+
+        run_menu = menus.addMenu("&Run")
+        self.run_action = self._action("&Run", ["Ctrl+Return", "Ctrl+Enter", "F5"], run_menu)
+        self.stop_action = self._action("&Stop", ["Escape"], run_menu)
+        self.stop_action.setEnabled(False)
+        self.run_button.clicked.connect(self.run_action.trigger)
+        self.stop_button.clicked.connect(self.stop_action.trigger)
+
+        self.examples_menu = menus.addMenu("&Examples")
+
+        view_menu = menus.addMenu("&View")
+        self.theme_group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for theme in THEMES.values():
+            action = self._action(f"{theme.title} theme", [], view_menu)
+            action.setCheckable(True)
+            action.setData(theme.name)
+            self.theme_group.addAction(action)
+            self.theme_actions[theme.name] = action
+        view_menu.addSeparator()
+        self.zoom_in_action = self._action("Zoom &In", ["Ctrl++", "Ctrl+="], view_menu)
+        self.zoom_out_action = self._action("Zoom &Out", ["Ctrl+-"], view_menu)
+        self.zoom_reset_action = self._action("&Reset Zoom", ["Ctrl+0"], view_menu)
+        view_menu.addSeparator()
+        for index, name in enumerate(("Limits", "Files", "REPL", "Backends")):
+            action = self._action(f"Show {name}", [f"Alt+{index + 1}"], view_menu)
+            action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+
+    # -- connecting (the controller calls these once) ----------------------
+
+    def connect_run(self, run: Callable[[], None], stop: Callable[[], None]) -> None:
+        self.run_action.triggered.connect(run)
+        self.stop_action.triggered.connect(stop)
+
+    def connect_language(self, changed: Callable[[str], None]) -> None:
+        def on_change(_: int) -> None:
+            if not self._updating_language:
+                changed(self.current_language())
+
+        self.language.currentIndexChanged.connect(on_change)
+
+    def connect_files(self, *, new: Callable[[], None], open_: Callable[[str], None], save: Callable[[], None],
+                      save_as: Callable[[str], None]) -> None:
+        self.new_action.triggered.connect(new)
+        self.open_action.triggered.connect(lambda: self._ask_open(open_))
+        self.save_action.triggered.connect(save)
+        self.save_as_action.triggered.connect(lambda: self._ask_save_as(save_as))
+        self.editor.fileDropped.connect(open_)
+
+    def connect_inputs(self, *, add: Callable[[list[str]], None], remove: Callable[[list[str]], None],
+                       save_out: Callable[[str, str], None]) -> None:
+        self.files.addRequested.connect(lambda: self._ask_inputs(add))
+        self.add_inputs_action.triggered.connect(lambda: self._ask_inputs(add))
+        self.files.filesDropped.connect(add)
+        self.files.removeRequested.connect(remove)
+        self.files.saveRequested.connect(lambda name: self._ask_save_out(name, save_out))
+
+    def connect_view(self, *, theme: Callable[[str], None], zoom: Callable[[int], None]) -> None:
+        self.theme_group.triggered.connect(lambda action: theme(str(action.data())))
+        self.zoom_in_action.triggered.connect(lambda: zoom(1))
+        self.zoom_out_action.triggered.connect(lambda: zoom(-1))
+        self.zoom_reset_action.triggered.connect(lambda: zoom(0))
+
+    def connect_repl(self, *, submit: Callable[[str], None], reset: Callable[[], None],
+                     interrupt: Callable[[], None]) -> None:
+        self.repl.input.submitted.connect(submit)
+        self.repl.resetRequested.connect(reset)
+        self.repl.input.interruptRequested.connect(interrupt)
+
+    def connect_backends(self, refresh: Callable[[], None]) -> None:
+        self.backends.refreshRequested.connect(refresh)
+
+    def connect_limits(self, changed: Callable[[], None]) -> None:
+        self.limits.changed.connect(changed)
+
+    def set_examples(self, examples: Sequence[Example], load: Callable[[Path], None]) -> None:
+        self.examples_menu.clear()
+        if not examples:
+            self.examples_menu.addAction("(no examples found)").setEnabled(False)
+        by_language: dict[str, list[Example]] = {}
+        for example in examples:
+            by_language.setdefault(example.language, []).append(example)
+        for language, items in sorted(by_language.items()):
+            sub = self.examples_menu.addMenu(language)
+            for example in items:
+                action = sub.addAction(example.title)
+                action.triggered.connect(lambda _=False, p=example.path: load(p))
+
+    # -- dialogs (return None when cancelled) -----------------------------
+
+    def _ask_open(self, open_: Callable[[str], None]) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a file")
+        if path:
+            open_(path)
+
+    def _ask_save_as(self, save_as: Callable[[str], None]) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save as")
+        if path:
+            save_as(path)
+
+    def _ask_inputs(self, add: Callable[[list[str]], None]) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add files to /in")
+        if paths:
+            add(paths)
+
+    def _ask_save_out(self, name: str, save_out: Callable[[str, str], None]) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, f"Save /out/{name}", Path(name).name)
+        if path:
+            save_out(name, path)
+
+    # -- setters the controller uses -----------------------------------------
+
+    def set_languages(self, choices: Sequence[LanguageChoice]) -> None:
+        self._updating_language = True
+        try:
+            self.language.clear()
+            for choice in choices:
+                label = choice.name if choice.available else f"{choice.name}  (unavailable)"
+                self.language.addItem(label, choice.name)
+                self.language.setItemData(self.language.count() - 1, choice.reason or "ready",
+                                          Qt.ItemDataRole.ToolTipRole)
+        finally:
+            self._updating_language = False
+
+    def current_language(self) -> str:
+        data = self.language.currentData()
+        return str(data) if data is not None else ""
+
+    def select_language(self, name: str) -> None:
+        """Select ``name`` without telling the controller (it asked for it)."""
+        index = self.language.findData(name)
+        if index >= 0:
+            self._updating_language = True
+            try:
+                self.language.setCurrentIndex(index)
+            finally:
+                self._updating_language = False
+
+    def set_language_status(self, text: str) -> None:
+        self.language_status.setText(text)
+        self.language_status.setToolTip(text)
+
+    def set_editor_style(self, lexer: str, indent: int) -> None:
+        self.highlighter.set_lexer(lexer)
+        self.editor.set_indent(indent)
+
+    def code(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_code(self, text: str) -> None:
+        self.editor.setPlainText(text)
+        self.editor.document().setModified(False)
+
+    def code_modified(self) -> bool:
+        return self.editor.document().isModified()
+
+    def mark_saved(self) -> None:
+        self.editor.document().setModified(False)
+
+    def set_document_title(self, name: str) -> None:
+        self.setWindowTitle(f"{name} — Sandbox Playground" if name else "Sandbox Playground")
+
+    def set_running(self, running: bool) -> None:
+        self.run_action.setEnabled(not running)
+        self.run_button.setEnabled(not running)
+        self.stop_action.setEnabled(running)
+        self.stop_button.setEnabled(running)
+
+    def begin_output(self, buffer: OutputBuffer, summary_html: str) -> None:
+        self.output.begin(buffer, summary_html)
+
+    def set_summary(self, summary_html: str) -> None:
+        self.output.set_summary(summary_html)
+
+    def show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    def limit_texts(self) -> dict[str, str]:
+        return self.limits.texts()
+
+    def set_limit_texts(self, texts: Mapping[str, str]) -> None:
+        self.limits.set_texts(texts)
+
+    def show_tab(self, name: str) -> None:
+        widget = {"limits": self.limits, "files": self.files, "repl": self.repl, "backends": self.backends}[name]
+        self.tabs.setCurrentWidget(widget)
+
+    def set_input_files(self, sizes: Mapping[str, int]) -> None:
+        self.files.set_input_files(sizes)
+
+    def show_out_files(self, files: Mapping[str, bytes]) -> None:
+        self.files.show_out_files(files)
+
+    def show_backends(self, languages: Sequence[LanguageRow], diagnostics: Sequence[Diagnostic]) -> None:
+        self.backends.show_status(languages, diagnostics)
+
+    def theme(self) -> Theme:
+        return self._theme
+
+    def apply_theme(self, theme: Theme) -> None:
+        self._theme = theme
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, theme)
+        self.theme_actions[theme.name].setChecked(True)
+        self.editor.set_theme(theme)
+        self.highlighter.set_style(theme.pygments_style)
+        self.output.set_theme(theme)
+        self.repl.set_theme(theme)
+        self.backends.set_theme(theme)
+
+    def set_font_size(self, size: int) -> None:
+        self.editor.set_font_size(size)
+        self.output.set_font_size(size)
+        self.repl.set_font_size(size)
+
+    def font_size(self) -> int:
+        return self.editor.font_size()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.closing.emit()
+        self.highlighter.close()
+        super().closeEvent(event)

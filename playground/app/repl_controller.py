@@ -1,0 +1,174 @@
+"""``ReplController``: one REPL session per language through the core's ``SessionManager``.
+
+Sessions start on the first input (so an idle pane costs nothing), run
+with the limits panel's values and ``auto_restart`` on: after a limit or
+an interrupt the next input runs in a fresh interpreter and the pane says
+``restarted``. Where no backend offers sessions for a language, the pane
+shows the core's ``Unsupported`` / ``BackendUnavailable`` reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Protocol
+
+from playground.app.run_summary import summarize_limit
+from playground.app.tasks import BackgroundTasks
+from playground.core import (
+    LimitExceeded,
+    Limits,
+    Result,
+    Sandbox,
+    SandboxError,
+    Session,
+    SessionConfig,
+    SessionKilled,
+    SessionManager,
+)
+
+
+class ReplView(Protocol):
+    """What the REPL needs from its pane (``ReplPane`` provides it)."""
+
+    def switch_language(self, language: str) -> None: ...
+    def set_status(self, text: str) -> None: ...
+    def set_busy(self, busy: bool) -> None: ...
+    def set_available(self, available: bool) -> None: ...
+    def append(self, text: str, kind: str) -> None: ...
+
+
+class ReplController:
+    """Drives the REPL pane. GUI thread only; ``await shutdown()`` closes every session."""
+
+    def __init__(self, sandbox: Sandbox, view: ReplView, limits: Callable[[], Limits],
+                 tasks: BackgroundTasks) -> None:
+        self.sandbox = sandbox
+        self.view = view
+        self.sessions = SessionManager(sandbox, auto_restart=True)
+        self.closed = False
+        self._limits = limits
+        self._tasks = tasks
+        self._session_ids: dict[str, str] = {}
+        self._unavailable: dict[str, str] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def show_language(self, language: str, cannot_run: str) -> None:
+        """Switch the pane to ``language``; ``cannot_run`` explains a language with no backend."""
+        self.view.switch_language(language or "(none)")
+        status = self.sandbox.status(language) if language else None
+        why = self._unavailable.get(language)
+        if status is None or status.backend is None:
+            why = cannot_run
+        if why:
+            self.view.set_status(f"No REPL: {why}")
+            self.view.set_available(False)
+            return
+        assert status is not None
+        started = language in self._session_ids
+        self.view.set_status("session running" if started else
+                             f"a session starts on your first input ({status.backend})")
+        self.view.set_available(True)
+
+    def submit(self, language: str, code: str) -> None:
+        """Evaluate ``code`` in ``language``'s session (started now if needed). Ignored while busy."""
+        if self.busy:
+            return
+        self.view.append(code, "code")
+        self._task = self._tasks.spawn(self._eval(language, code))
+
+    def interrupt(self) -> None:
+        """Cancel the running eval; the core kills that interpreter, the next input gets a fresh one."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def reset(self, language: str) -> None:
+        """Throw ``language``'s interpreter state away. Ignored while busy."""
+        if not self.busy:
+            self._task = self._tasks.spawn(self._reset(language))
+
+    async def shutdown(self) -> None:
+        self.closed = True
+        await self.sessions.shutdown()
+
+    async def _session(self, language: str) -> Session | None:
+        session_id = self._session_ids.get(language)
+        if session_id is not None:
+            try:
+                return self.sessions.get(session_id)
+            except SandboxError:
+                self._session_ids.pop(language, None)
+                self.view.append("(the previous session ended; starting a new one)", "note")
+        try:
+            limits = self._limits()
+        except SandboxError as exc:  # InvalidLimits
+            self.view.append(f"Not run: {exc}", "stderr")
+            return None
+        self.view.set_status("starting a session…")
+        try:
+            session = await self.sessions.create(language, SessionConfig(auto_restart=True, limits=limits))
+        except SandboxError as exc:  # Unsupported, BackendUnavailable, TooManySessions
+            self._unavailable[language] = str(exc)
+            self.view.append(f"No REPL for {language}: {exc}", "note")
+            self.show_language(language, "")
+            return None
+        self._session_ids[language] = session.id
+        self.view.set_status(f"session running on {session.backend_name}")
+        return session
+
+    async def _eval(self, language: str, code: str) -> None:
+        view = self.view
+        view.set_busy(True)
+        try:
+            session = await self._session(language)
+            if session is None:
+                return
+            try:
+                result = await session.eval(code)
+            except asyncio.CancelledError:
+                if not self.closed:
+                    view.append("interrupted: the interpreter was stopped; the next input starts a fresh one", "note")
+                return
+            except LimitExceeded as exc:
+                if exc.result is not None:
+                    self._show_output(exc.result)
+                note = summarize_limit(exc, session.limits).text
+                view.append(note + " The next input runs in a fresh interpreter.", "note")
+                return
+            except SessionKilled as exc:
+                view.append(f"{exc}. Press Reset to start again.", "note")
+                return
+            except SandboxError as exc:
+                view.append(str(exc), "stderr")
+                return
+            if result.restarted:
+                view.append("restarted: the previous interpreter died, so this ran in a fresh one", "note")
+            self._show_output(result)
+            if result.exit_code:
+                view.append(f"exit {result.exit_code}", "note")
+        finally:
+            if not self.closed:
+                view.set_busy(False)
+
+    def _show_output(self, result: Result) -> None:
+        self.view.append(result.stdout.decode("utf-8", errors="replace"), "stdout")
+        self.view.append(result.stderr.decode("utf-8", errors="replace"), "stderr")
+        if result.truncated:
+            self.view.append("[output truncated]", "note")
+
+    async def _reset(self, language: str) -> None:
+        session_id = self._session_ids.get(language)
+        if session_id is None:
+            self.view.append("(no session yet)", "note")
+            return
+        try:
+            await self.sessions.get(session_id).reset()
+        except SandboxError as exc:
+            self._session_ids.pop(language, None)
+            self.view.append(f"reset failed: {exc}; a new session starts on your next input", "note")
+            return
+        self.view.append("session reset: a fresh interpreter, no state", "note")

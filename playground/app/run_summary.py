@@ -1,0 +1,99 @@
+"""What a run did, in words: exit code, the limit that tripped, wall time, peak memory, backend.
+
+Pure functions over core values; the output view shows their text.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from playground.core import LimitExceeded, Limits, Result, format_duration, format_size
+
+#: Human names of the ``Limits`` fields, in the panel's order.
+LIMIT_TITLES: dict[str, str] = {
+    "memory": "Memory",
+    "wall_time": "Wall time",
+    "cpu_time": "CPU time",
+    "max_output": "Output",
+    "fs_quota": "FS quota",
+    "max_files": "Files",
+    "max_procs": "Processes",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One line for the output pane; ``kind`` is ok, failed, limit, stopped or error."""
+
+    kind: str
+    text: str
+
+
+def human_size(n: int) -> str:
+    """Approximate binary size for people: ``12.3 MiB``."""
+    if n < 1024:
+        return f"{n} B"
+    value = n / 1024
+    for unit in ("KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def human_duration(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def limit_value(limits: Limits | None, field: str) -> str:
+    """A limit's value as the panel would write it (``10s``, ``1M``, ``256``)."""
+    if limits is None:
+        return "?"
+    value = getattr(limits, field, None)
+    if value is None:
+        return "?"
+    if field in ("wall_time", "cpu_time"):
+        return format_duration(value)
+    if field in ("memory", "max_output", "fs_quota"):
+        return format_size(value)
+    return str(value)
+
+
+def describe_limit(exc: LimitExceeded, limits: Limits | None) -> str:
+    """``Stopped: the wall time limit (2s) was reached``."""
+    title = LIMIT_TITLES.get(exc.limit, exc.limit or "a")
+    return f"Stopped: the {title.lower()} limit ({limit_value(limits, exc.limit)}) was reached. {exc}"
+
+
+def usage_text(result: Result) -> str:
+    parts = [human_duration(result.usage.wall)]
+    if result.usage.peak_memory:
+        parts.append(f"peak {human_size(result.usage.peak_memory)}")
+    if result.backend:
+        parts.append(f"on {result.backend}")
+    return " · ".join(parts)
+
+
+def summarize_result(result: Result) -> Summary:
+    kind = "ok" if result.exit_code == 0 else "failed"
+    text = f"exit {result.exit_code} · {usage_text(result)}"
+    if result.restarted:
+        text += " · restarted"
+    if result.truncated:
+        text += " · output truncated"
+    return Summary(kind, text)
+
+
+def summarize_limit(exc: LimitExceeded, limits: Limits | None) -> Summary:
+    text = describe_limit(exc, limits)
+    if exc.result is not None:
+        text += f" · {usage_text(exc.result)}"
+    return Summary("limit", text)
+
+
+def summary_html(summary: Summary, colours: dict[str, str]) -> str:
+    """The summary as rich text, coloured by kind (``colours`` maps kind -> CSS colour)."""
+    colour = colours.get(summary.kind, "")
+    body = html.escape(summary.text)
+    return f'<span style="color:{colour}">{body}</span>' if colour else body

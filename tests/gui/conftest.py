@@ -1,0 +1,147 @@
+"""GUI test fixtures: offscreen Qt, a qasync loop on pytest-qt's QApplication, a playground window.
+
+The window runs against the real ``default_sandbox()``: a language that
+cannot run here yet makes its tests fail with the reason, on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists: headless in CI
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+import shiboken6
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from playground.app.controller import Controller
+from playground.app.gc_guard import GuiThreadCollector
+from playground.app.main_window import MainWindow
+from playground.assembly import default_sandbox
+from playground.core import Sandbox
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+
+
+@pytest.fixture(autouse=True)
+def gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
+    """As in the app: no garbage collection on worker threads (see playground/app/gc_guard.py)."""
+    collector = GuiThreadCollector()
+    collector.start()
+    try:
+        yield
+    finally:
+        collector.stop()
+
+
+@pytest.fixture
+def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    """A qasync loop driven by the Qt event loop that pytest-qt's waits spin (notes/qt.md)."""
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        asyncio.events._set_running_loop(None)
+        loop._QEventLoop__is_running = False  # type: ignore[attr-defined]  # built already running
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+@dataclass
+class Playground:
+    window: MainWindow
+    controller: Controller
+    qtbot: QtBot
+
+    def wait(self, coro: Coroutine[Any, Any, Any], timeout: float = 30.0) -> Any:
+        """Run ``coro`` on the qasync loop while Qt keeps processing events."""
+        task = asyncio.ensure_future(coro)
+        self.qtbot.waitUntil(task.done, timeout=int(timeout * 1000))
+        return task.result()
+
+    def run_code(self, language: str, code: str, *, timeout: float = 60.0) -> str:
+        """Pick ``language``, type ``code``, press Ctrl+Enter, wait for the run and its output; return the output."""
+        from PySide6.QtCore import Qt
+
+        self.select(language)
+        self.window.set_code(code)
+        before = self.controller.runs_finished
+        self.window.editor.setFocus()
+        self.qtbot.keyClick(self.window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        assert self.controller.running or self.controller.runs_finished > before, self.summary()
+        self.wait_run(before, timeout)
+        return self.window.output.plain_text()
+
+    def wait_run(self, before: int, timeout: float = 60.0) -> None:
+        self.qtbot.waitUntil(
+            lambda: self.controller.runs_finished > before and not self.window.output.flushing,
+            timeout=int(timeout * 1000),
+        )
+
+    def select(self, language: str) -> None:
+        index = self.window.language.findData(language)
+        assert index >= 0, f"{language} is not in the language list: {self.controller.sandbox.languages()}"
+        self.window.language.setCurrentIndex(index)
+        assert self.window.current_language() == language
+
+    def summary(self) -> str:
+        """The run summary line as the user reads it (the label holds rich text)."""
+        from PySide6.QtGui import QTextDocumentFragment
+
+        return QTextDocumentFragment.fromHtml(self.window.output.summary.text()).toPlainText()
+
+
+def make_playground(qtbot: QtBot, store: Path, sandbox: Sandbox) -> Playground:
+    window = MainWindow(defaults=sandbox.default_limits)
+    qtbot.addWidget(window)
+    controller = Controller(sandbox, window, QSettings(str(store), QSettings.Format.IniFormat))
+    controller.bind(window)
+    controller.start()
+    window.show()
+    qtbot.waitExposed(window)
+    return Playground(window, controller, qtbot)
+
+
+@pytest.fixture
+def settings_file(tmp_path: Path) -> Path:
+    return tmp_path / "settings.ini"
+
+
+@pytest.fixture
+def playground_factory(
+    qtbot: QtBot, qloop: qasync.QEventLoop, settings_file: Path
+) -> Iterator[Callable[[], Playground]]:
+    made: list[Playground] = []
+
+    def make() -> Playground:
+        pg = make_playground(qtbot, settings_file, default_sandbox())
+        made.append(pg)
+        return pg
+
+    yield make
+    for pg in made:
+        if shiboken6.isValid(pg.window):  # pytest-qt may have deleted it already
+            pg.window.close()
+        pg.wait(pg.controller.shutdown())
+
+
+@pytest.fixture
+def playground(playground_factory: Callable[[], Playground]) -> Playground:
+    return playground_factory()
+
+
+def save_artifact(widget: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    assert widget.grab().save(str(path)), f"could not save {path}"
+    return path
