@@ -15,10 +15,31 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 command -v python3 >/dev/null || missing+=(python3)
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+# What Qt (PySide6 widgets and QtWebEngine) needs from the system, and fonts so text is not boxes.
+qt_libs=(libglib2.0-0 libdbus-1-3 libfontconfig1 libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0
+         libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 fonts-dejavu-core
+         libnss3 libasound2 libxcomposite1 libxdamage1 libxrandr2 libxtst6 libxkbfile1 libgssapi-krb5-2)
+qt_missing=()
+if command -v dpkg-query >/dev/null; then
+    for pkg in "${qt_libs[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || qt_missing+=("$pkg")
+    done
+fi
+if [ ${#missing[@]} -gt 0 ] || [ ${#qt_missing[@]} -gt 0 ]; then
+    as_root apt-get update -qq
+fi
 if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]}" >&2
-    as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+if [ ${#qt_missing[@]} -gt 0 ]; then
+    # Names differ a little between releases (e.g. libasound2t64 on Ubuntu 24.04): one by one, best effort.
+    echo "setup: installing the desktop libraries ${qt_missing[*]}" >&2
+    for pkg in "${qt_missing[@]}"; do
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null 2>&1 \
+            || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkg}t64" >/dev/null 2>&1 \
+            || echo "setup: warning: could not install $pkg (the window may not start; the CLI works)" >&2
+    done
 fi
 
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
