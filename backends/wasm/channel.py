@@ -55,7 +55,7 @@ from backends.wasm import abi, runner
 from backends.wasm.fds import DirDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, WasiError
 from backends.wasm.state import RunControl, RunState
-from playground.core.errors import FSQuotaExceeded, LimitExceeded, MemoryLimitExceeded
+from playground.core.errors import FSQuotaExceeded, LimitExceeded
 from playground.core.output import OutputCapture
 from playground.core.result import Outcome
 from playground.core.vfs import Dir
@@ -233,11 +233,8 @@ class SessionChannel:
         peak = run.memory.peak
         outcome = Outcome(exit_code=STATUS_EXIT_CODES.get(status or b"", 1), peak_memory=peak)
         failure: LimitExceeded | None = None
-        limit = self._memory_limit
-        if status == b"oom" and limit is not None and peak + runner.memory_slack(limit) >= limit:
-            failure = MemoryLimitExceeded(
-                f"memory limit of {limit} bytes reached (linear memory at {peak} bytes)", outcome=outcome
-            )
+        if run.budget is not None and run.budget.refused:
+            failure = runner.memory_exceeded(run.budget, outcome)
         elif run.vfs.quota_hit:
             vfs = run.vfs
             failure = FSQuotaExceeded(

@@ -23,6 +23,10 @@ compiled copy of every runtime), and costs nothing per instruction. It is
 precise to one tick (~5 ms) plus the time until the guest next reaches
 an epoch check (function entry or loop back-edge).
 
+Memory: linear memories are allocated by ``memlimit.MemoryCreator``, which
+charges growth to the budget of the run on the calling thread and records
+a refusal, so a denied ``memory.grow`` is known, not guessed.
+
 Host functions are defined once per engine as unchecked callbacks (see
 ``hostcall``); they find their run through ``runs``: Store context
 address -> ``RunState``, registered for exactly the life of the Store.
@@ -40,6 +44,7 @@ from typing import Any, Final
 import wasmtime
 
 from backends.wasm import abi, capi, hostcall, wasi, wasi_fs
+from backends.wasm.memlimit import MemoryCreator
 from backends.wasm.state import RunState, StopReason
 
 log = logging.getLogger(__name__)
@@ -52,13 +57,17 @@ MAX_WASM_STACK: Final = 2 << 20
 _STOP_MESSAGES: Final = {reason: f"sandbox: {reason.value}".encode() for reason in StopReason}
 
 
-def _config() -> wasmtime.Config:
+def _config(memories: MemoryCreator) -> wasmtime.Config:
     config = wasmtime.Config()
     config.strategy = "cranelift"
     config.epoch_interruption = True
     config.max_wasm_stack = MAX_WASM_STACK
     config.wasm_exceptions = True
     config.memory_may_move = False
+    # Exact memory limits: every linear memory comes from our allocator. Copy-on-write memory images
+    # need wasmtime's own mmap memories (wasmtime 50 panics otherwise), so data segments are copied.
+    config.memory_init_cow = False
+    memories.install(config)
     return config
 
 
@@ -77,9 +86,12 @@ class WasmEngine:
     """
 
     def __init__(self) -> None:
-        self.engine = wasmtime.Engine(_config())
+        self.memories = MemoryCreator()
+        self.engine = wasmtime.Engine(_config(self.memories))
         self.version = wasmtime_version()
-        self.description = f"wasmtime={self.version};cranelift;epoch;stack={MAX_WASM_STACK};exceptions;static-memory"
+        self.description = (
+            f"wasmtime={self.version};cranelift;epoch;stack={MAX_WASM_STACK};exceptions;static-memory;host-memory"
+        )
         self.runs: dict[int, RunState] = {}
         self.linker = wasmtime.Linker(self.engine)
         self._keep: list[object] = hostcall.define_all(

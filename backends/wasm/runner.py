@@ -9,23 +9,14 @@ How a run ends, and how it is reported:
   (``limit`` is ``"cpu_time"`` for the latter).
 * Cancelled: ``RunCancelled`` (the backend turns it into ``CancelledError``).
 * Output cap: ``OutputLimitExceeded``.
-* Memory: ``Store.set_limits(memory_size=limit)`` makes ``memory.grow``
-  return -1 past the limit; wasmtime records no refusal, so the run is
-  reported as ``MemoryLimitExceeded`` when it ended abnormally (non-zero
-  exit or a trap) while its linear memory was within ``memory_slack`` of
-  the limit (a quarter of it), or when the module's initial memory alone
-  exceeds it. That matches how the runtimes fail on OOM: CPython raises
-  ``MemoryError`` and exits 1, QuickJS throws ``InternalError: out of
-  memory`` and exits 1, Lua prints "not enough memory" and exits 1, C's
-  malloc returns NULL. Measured at a 64 MiB limit: Python appending 1 MiB
-  blocks fails at 64 MiB, Lua at 62.5 MiB, QuickJS pushing 16 MB arrays
-  at 49 MiB; all three are reported. Limitations: one huge request
-  refused while memory is still small (``bytearray(1 << 30)`` at 10 MiB)
-  is reported as the guest's own failure (its MemoryError and exit code
-  1), and a guest that fails for another reason while above 75% of the
-  limit is reported as out of memory (its stderr is in the partial
-  result either way). Exact detection needs a hook on refused growth,
-  which wasmtime's C API offers only as a custom memory creator.
+* Memory: every linear memory comes from the engine's memory creator
+  (``memlimit``), which refuses growth past the run's budget (the guest's
+  ``memory.grow`` returns -1) and records that it did. A run whose guest
+  was refused memory is reported as ``MemoryLimitExceeded``, whatever the
+  guest did next (CPython's MemoryError, QuickJS's "out of memory", Lua's
+  "not enough memory", a C malloc returning NULL), even if it caught the
+  error and exited 0: a limit was hit. One 1 GiB request at a 128 MiB
+  limit is caught exactly like a slow climb.
 * Any other trap (stack overflow, ``unreachable``, out-of-bounds): exit
   code 134 (as a native abort) and one ``wasm trap: <kind>`` line on stderr;
   classified by ``TrapCode``, never by message text.
@@ -51,6 +42,7 @@ from typing import TYPE_CHECKING, Final
 import wasmtime
 
 from backends.wasm.engine import WasmEngine
+from backends.wasm.memlimit import MemoryBudget, budget_scope
 from backends.wasm.state import RunControl, RunState, StopReason
 from playground.core.errors import (
     InvalidSpec,
@@ -99,11 +91,6 @@ class Launch:
     session: SessionChannel | None = None
 
 
-def memory_slack(limit: int) -> int:
-    """How close to the limit a failed run's memory must be to count as out of memory."""
-    return max(4 << 20, limit // 4)
-
-
 def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     """Run ``launch`` to its end on this thread; see the module docstring for the outcomes.
 
@@ -127,10 +114,10 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     peak = 0
     failure: Exception | None = None
     trap_code: wasmtime.TrapCode | None = None
+    budget = MemoryBudget(launch.memory_limit)
+    state.budget = budget
     try:
-        if launch.memory_limit is not None:
-            store.set_limits(memory_size=launch.memory_limit)
-        with engine.attach(store, state):
+        with budget_scope(budget), engine.attach(store, state):
             control.start_clock()  # bounds a looping start function
             try:
                 try:
@@ -152,7 +139,7 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     finally:
         state.release()
         store.close()
-    return _classify(launch, control, failure, trap_code, peak)
+    return _classify(launch, control, failure=failure, trap_code=trap_code, peak=max(peak, budget.peak), budget=budget)
 
 
 def _check_initial_memory(launch: Launch) -> None:
@@ -175,9 +162,11 @@ def _peak_memory(store: wasmtime.Store, state: RunState) -> int:
 def _classify(
     launch: Launch,
     control: RunControl,
+    *,
     failure: Exception | None,
     trap_code: wasmtime.TrapCode | None,
     peak: int,
+    budget: MemoryBudget,
 ) -> Outcome:
     reason = control.reason
     if reason is StopReason.CANCELLED:
@@ -198,14 +187,20 @@ def _classify(
         exit_code = 0
     else:
         exit_code = TRAP_EXIT_CODE
-    limit = launch.memory_limit
-    if exit_code != 0 and limit is not None and peak + memory_slack(limit) >= limit:
-        raise MemoryLimitExceeded(
-            f"memory limit of {limit} bytes reached (linear memory at {peak} bytes when the guest failed)"
-        )
+    outcome = Outcome(exit_code=exit_code, peak_memory=peak)
+    if budget.refused:
+        raise memory_exceeded(budget, outcome)
     if failure is not None and reason is None:
         _report_trap(launch.output, failure, trap_code)
-    return Outcome(exit_code=exit_code, peak_memory=peak)
+    return outcome
+
+
+def memory_exceeded(budget: MemoryBudget, outcome: Outcome) -> MemoryLimitExceeded:
+    """The error for a run whose guest was refused memory."""
+    return MemoryLimitExceeded(
+        f"memory limit of {budget.limit} bytes exceeded (the guest asked for {budget.requested} bytes)",
+        outcome=outcome,
+    )
 
 
 def _report_trap(output: OutputCapture, failure: Exception, trap_code: wasmtime.TrapCode | None) -> None:

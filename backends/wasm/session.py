@@ -11,7 +11,7 @@ framing, the control channel and why guest output can never end an eval).
 
 Limits: each eval has its own wall and CPU budget (``RunControl.arm`` on
 the same store, on the guest thread) and its own ``OutputCapture``;
-memory (``Store.set_limits``) and the filesystem quota belong to the
+memory (the run's ``memlimit`` budget) and the filesystem quota belong to the
 whole session. A limit, a trap, ``exit()`` in the guest or a cancelled
 eval ends the instance: ``alive`` turns False and the core decides
 between ``SessionKilled`` and a restart.

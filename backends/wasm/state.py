@@ -28,6 +28,7 @@ from playground.core.vfs import VFS
 
 if TYPE_CHECKING:
     from backends.wasm.channel import SessionChannel
+    from backends.wasm.memlimit import MemoryBudget
 
 
 class StopReason(enum.Enum):
@@ -133,7 +134,8 @@ class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
     __slots__ = (
-        "args", "caller", "control", "ctx", "env", "fds", "memory", "output", "session", "stdin", "stdin_pos", "vfs",
+        "args", "budget", "caller", "control", "ctx", "env", "fds", "memory", "output", "session", "stdin", "stdin_pos",
+        "vfs",
     )  # fmt: skip
 
     def __init__(
@@ -153,6 +155,8 @@ class RunState:
         self.output = output
         #: A REPL session's stdin and control channel; None for a one-shot run.
         self.session = session
+        #: The run's memory budget (set by the runner): whether growth was refused, and the peak.
+        self.budget: MemoryBudget | None = None
         self.stdin = stdin
         self.stdin_pos = 0
         self.args = [a.encode("utf-8", "surrogateescape") + b"\0" for a in args]

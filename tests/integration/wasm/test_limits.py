@@ -63,13 +63,17 @@ async def test_growing_allocation_is_memory_limit(sandbox: Sandbox, probe_wasm: 
     assert b"out of memory after" in result.stderr
 
 
-async def test_one_huge_allocation_is_refused(sandbox: Sandbox, probe_wasm: bytes) -> None:
-    # memory.grow fails, so the guest never gets 1 GiB. wasmtime records no refusal, and the
-    # memory is far below the limit, so this is reported as the guest's own failure (see runner).
-    result = await sandbox.run(Spec(lang="wasm", code=probe_wasm, args=["bigalloc"], limits=Limits(memory=64 * MiB)))
+async def test_one_huge_allocation_is_memory_limit(sandbox: Sandbox, probe_wasm: bytes) -> None:
+    # memory.grow is refused by our memory creator, which records it: an exact MemoryLimitExceeded
+    # even though the guest's memory stayed far below the limit.
+    with pytest.raises(MemoryLimitExceeded) as info:
+        await sandbox.run(Spec(lang="wasm", code=probe_wasm, args=["bigalloc"], limits=Limits(memory=64 * MiB)))
+    result = info.value.result
+    assert result is not None
     assert result.exit_code == 1
     assert result.stderr == b"malloc(1 GiB) failed\n"
     assert result.usage.peak_memory <= 64 * MiB
+    assert "asked for" in str(info.value)
 
 
 async def test_initial_memory_above_limit_is_memory_limit(sandbox: Sandbox) -> None:
