@@ -45,6 +45,7 @@ from backends.wasm.engine import WasmEngine
 from backends.wasm.memlimit import MemoryBudget, budget_scope
 from backends.wasm.state import RunControl, RunState, StopReason
 from playground.core.errors import (
+    CPUTimeLimitExceeded,
     InvalidSpec,
     MemoryLimitExceeded,
     OutputLimitExceeded,
@@ -174,9 +175,7 @@ def _classify(
     if reason is StopReason.WALL_TIME:
         raise TimeLimitExceeded(f"wall time limit of {control.wall_limit:g} s exceeded")
     if reason is StopReason.CPU_TIME:
-        exc = TimeLimitExceeded(f"CPU time limit of {control.cpu_limit:g} s exceeded")
-        exc.limit = "cpu_time"
-        raise exc
+        raise CPUTimeLimitExceeded(f"CPU time limit of {control.cpu_limit:g} s exceeded")
     if reason is StopReason.OUTPUT_LIMIT:
         raise OutputLimitExceeded("output limit exceeded")
     if reason is StopReason.HOST_ERROR:

@@ -32,10 +32,7 @@ def languages_command(args: argparse.Namespace, make_sandbox: SandboxFactory) ->
         rows = [["language", "aliases", "extensions", "runs on"]]
         for name in sandbox.languages():
             status = sandbox.status(name)
-            if status.backend is not None:
-                where = status.backend
-            else:
-                where = "unavailable: " + "; ".join(f"{b}: {why}" for b, why in status.reasons.items())
+            where = status.backend if status.backend is not None else "unavailable: " + status.why_not
             pack = status.pack
             rows.append([name, ", ".join(pack.aliases) or "-", " ".join(pack.extensions) or "-", where])
         print(render_table(rows))

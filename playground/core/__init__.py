@@ -7,6 +7,7 @@ implementation detail.
 from playground.core.backend import Backend, Diagnosable, Diagnostic, MissingBackend, ProgressCallback, Request
 from playground.core.errors import (
     BackendUnavailable,
+    CPUTimeLimitExceeded,
     FSQuotaExceeded,
     InvalidLimits,
     InvalidPack,
@@ -75,6 +76,7 @@ __all__ = [
     "AuthMode",
     "Backend",
     "BackendUnavailable",
+    "CPUTimeLimitExceeded",
     "Capabilities",
     "Diagnosable",
     "Diagnostic",

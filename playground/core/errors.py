@@ -6,6 +6,7 @@ everything the sandbox raises:
     SandboxError
     ├── LimitExceeded               the guest hit a resource limit (carries .result)
     │   ├── TimeLimitExceeded
+    │   │   └── CPUTimeLimitExceeded
     │   ├── MemoryLimitExceeded
     │   ├── OutputLimitExceeded
     │   └── FSQuotaExceeded
@@ -61,6 +62,12 @@ class TimeLimitExceeded(LimitExceeded):
     """The wall-clock (or CPU-time) limit expired."""
 
     limit = "wall_time"
+
+
+class CPUTimeLimitExceeded(TimeLimitExceeded):
+    """The CPU-time limit was spent (best effort on some backends; see their docs)."""
+
+    limit = "cpu_time"
 
 
 class MemoryLimitExceeded(LimitExceeded):

@@ -60,6 +60,15 @@ class LanguageStatus:
     backend: str | None
     reasons: Mapping[str, str]
 
+    @property
+    def why_not(self) -> str:
+        """The reasons in one line (``wasm: ...; docker: ...``); empty when it can run."""
+        return "" if self.backend is not None else _join(self.reasons)
+
+
+def _join(reasons: Mapping[str, str]) -> str:
+    return "; ".join(f"{name}: {why}" for name, why in reasons.items()) or "no backend registered"
+
 
 class Sandbox:
     """Runs code through registered backends. Safe for concurrent use.
@@ -132,9 +141,20 @@ class Sandbox:
         return pack
 
     def status(self, lang: str) -> LanguageStatus:
-        """Which backend the policy would pick for ``lang`` now, and why not the others."""
+        """Which backend the policy would pick to run ``lang`` now, and why not the others."""
+        return self._status(lang)
+
+    def session_status(self, lang: str) -> LanguageStatus:
+        """Which backend would host a REPL session for ``lang`` (``new_session``), and why not the others."""
+        return self._status(lang, needs_sessions=True)
+
+    def serve_status(self, lang: str) -> LanguageStatus:
+        """Which backend would serve a program in ``lang`` (``serve``), and why not the others."""
+        return self._status(lang, needs_serve=True)
+
+    def _status(self, lang: str, *, needs_sessions: bool = False, needs_serve: bool = False) -> LanguageStatus:
         pack = self.pack(lang)
-        chosen, reasons = self._route(pack, needs_network=False)
+        chosen, reasons = self._route(pack, needs_network=False, needs_sessions=needs_sessions, needs_serve=needs_serve)
         return LanguageStatus(pack=pack, backend=chosen.name if chosen else None, reasons=reasons)
 
     def _route(
@@ -175,7 +195,7 @@ class Sandbox:
         backend, reasons = self._route(pack, needs_network=needs_network)
         if backend is not None:
             return backend
-        detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+        detail = _join(reasons)
         if needs_network and all(why == NO_NETWORK for why in reasons.values()):
             raise Unsupported(
                 f"{pack.name}: no backend allowed by {self.policy} can enforce a network policy ({detail})"
@@ -197,7 +217,7 @@ class Sandbox:
         backend, reasons = self._route(pack, needs_network=False, needs_sessions=True)
         if backend is None:
             self.select_backend(pack)  # raises BackendUnavailable when nothing can run it at all
-            detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+            detail = _join(reasons)
             raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} offers REPL sessions ({detail})")
         assert isinstance(backend, SessionBackend)
         session = Session(backend, backend.name, pack, config, limits)
@@ -305,7 +325,7 @@ class Sandbox:
         backend, reasons = self._route(pack, needs_network=spec.net is not None, needs_serve=True)
         if backend is None:
             self.select_backend(pack, needs_network=spec.net is not None)
-            detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+            detail = _join(reasons)
             raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} can serve it ({detail})")
         assert isinstance(backend, ServeBackend)
         vfs = VFS.for_limits(limits)

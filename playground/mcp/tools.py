@@ -37,7 +37,6 @@ from playground.core import (
     Result,
     SandboxError,
     Session,
-    SessionBackend,
     SessionConfig,
     SessionNotFound,
     Spec,
@@ -397,8 +396,8 @@ def _forget(state: ServerState, session_id: str) -> None:
 def _language_info(state: ServerState, name: str) -> LanguageInfo:
     status = state.sandbox.status(name)
     pack = status.pack
-    reason = None if status.backend else "; ".join(f"{b}: {why}" for b, why in status.reasons.items())
-    sessions, sessions_reason = _session_support(state, pack)
+    reason = status.why_not or None
+    session_status = state.sandbox.session_status(name)
     return LanguageInfo(
         name=pack.name,
         aliases=list(pack.aliases),
@@ -407,27 +406,6 @@ def _language_info(state: ServerState, name: str) -> LanguageInfo:
         available=status.backend is not None,
         backend=status.backend,
         reason=reason,
-        sessions=sessions,
-        sessions_reason=sessions_reason,
+        sessions=session_status.backend is not None,
+        sessions_reason=session_status.why_not or None,
     )
-
-
-def _session_support(state: ServerState, pack: Pack) -> tuple[bool, str | None]:
-    """Whether ``Sandbox.new_session`` would find a backend, by the policy's order (mirrors the core's routing)."""
-    reasons: list[str] = []
-    backends = state.sandbox.backends
-    for name in state.sandbox.policy.order:
-        backend = backends.get(name)
-        if backend is None:
-            reasons.append(f"{name}: backend not registered")
-            continue
-        why = backend.unavailable_reason(pack)
-        if why is None and not isinstance(backend, SessionBackend):
-            why = "no REPL sessions"
-        if why is None and isinstance(backend, SessionBackend):
-            session_why = backend.session_unavailable_reason(pack)
-            why = None if session_why is None else f"no REPL sessions: {session_why}"
-        if why is None:
-            return True, None
-        reasons.append(f"{name}: {why}")
-    return False, "; ".join(reasons)

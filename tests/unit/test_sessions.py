@@ -224,3 +224,15 @@ async def test_manager_default_limits_apply(sandbox: Sandbox, backend: FakeSessi
         with pytest.raises(TimeLimitExceeded):
             await session.eval("sleep 1")
         assert backend.guests[0].request.limits.wall_time == 0.05
+
+
+def test_session_and_serve_status_say_why_not() -> None:
+    from tests.fake_backend import FakeBackend as Plain
+
+    sb = Sandbox(backends=[Plain("wasm")], packs=[PACK])
+    assert sb.status("fl").backend == "wasm" and sb.status("fl").why_not == ""
+    status = sb.session_status("fl")
+    assert status.backend is None
+    assert status.why_not == "wasm: no REPL sessions; docker: backend not registered"
+    assert sb.serve_status("fl").why_not.startswith("wasm: cannot serve")
+    assert Sandbox(backends=[FakeSessionBackend("wasm")], packs=[PACK]).session_status("fl").backend == "wasm"
