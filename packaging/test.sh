@@ -11,7 +11,7 @@ bash packaging/setup.sh --dev
 if [ "$(id -u)" = 0 ] || timeout 10 docker info >/dev/null 2>&1; then
     bash packaging/docker_daemon.sh start
     trap 'bash packaging/docker_daemon.sh stop' EXIT
-    bash packaging/images/build.sh bash node go rust java
+    bash packaging/images/build.sh bash node python go rust java
 fi
 
 echo "== ruff" >&2

@@ -30,6 +30,7 @@ packages_for() {
     case "$1" in
         bash) echo "bash coreutils" ;;
         node) echo "nodejs python3" ;;
+        python) echo "python3" ;;
         go) echo "golang-go" ;;
         rust) echo "rustc" ;;
         java) echo "default-jdk-headless" ;;
@@ -130,7 +131,7 @@ strip_rootfs() {
 
 build_one() {
     local name="$1" force="$2" pkgs image start root
-    pkgs="$(packages_for "$name")" || { say "unknown image '$name' (bash node go rust java busybox)"; exit 2; }
+    pkgs="$(packages_for "$name")" || { say "unknown image '$name' (bash node python go rust java busybox)"; exit 2; }
     image="playground-$name:local"
     if [ "$force" = 0 ] && docker image inspect "$image" >/dev/null 2>&1; then
         say "$image exists ($(docker image inspect -f '{{.Size}}' "$image") bytes); reusing it"

@@ -1,6 +1,6 @@
 """Python: CPython 3.12 compiled to WASI, with its standard library embedded."""
 
-from playground.core import Capabilities, Pack, WasmSpec
+from playground.core import Capabilities, DockerSpec, Pack, WasmSpec
 from playground.packs.runtimes import CPYTHON
 
 PACK = Pack(
@@ -10,7 +10,10 @@ PACK = Pack(
     extensions=(".py",),
     # -B: never write .pyc files into the guest's filesystem (they would eat its quota).
     wasm=WasmSpec(module=CPYTHON, args=("-B", "{main}", "{args}"), main_file="main.py", session_driver="repl_py"),
-    caps=Capabilities(sessions=True),
+    # The Docker tier runs CPython natively (for servers: http.server and friends need sockets).
+    # Offline and in tests: PLAYGROUND_IMAGE_PYTHON=playground-python:local (packaging/images/build.sh python).
+    docker=DockerSpec(image="python:3.12-slim", cmd=("python3", "-B", "{main}", "{args}"), main_file="main.py"),
+    caps=Capabilities(sessions=True, serve_socket=True),
     example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",
     description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",
 )

@@ -19,9 +19,9 @@ from backends.docker.detect import DaemonProbe
 from backends.docker.engine import Engine
 from backends.docker.images import env_var
 from playground.core import DOCKER_ONLY, Limits, Pack, Sandbox
-from playground.packs import bash, go, java, node, rust
+from playground.packs import bash, go, java, node, python, rust
 
-PACKS: tuple[Pack, ...] = (bash.PACK, node.PACK, go.PACK, java.PACK, rust.PACK)
+PACKS: tuple[Pack, ...] = (bash.PACK, node.PACK, python.PACK, go.PACK, java.PACK, rust.PACK)
 
 #: Generous limits so only the limit under test trips.
 TEST_LIMITS = Limits(wall_time=30.0, cpu_time=30.0)
