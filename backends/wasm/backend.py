@@ -9,6 +9,9 @@ Sessions (``open_session``, see ``session``): one long-lived instance per
 session on its own worker thread, driven by a REPL driver over framed
 stdin and a control channel (``channel``).
 
+Serving (``serve``, see ``serve``): the handler bridge; a served program
+is one such live instance and each HTTP request one call into it.
+
 Precision of the limits (see ``engine`` and ``runner``): wall time and
 cancellation to one epoch tick (~5 ms); CPU time is the guest thread's CPU
 time, to one tick; memory is a hard cap on linear memory
@@ -29,7 +32,7 @@ from typing import Final
 
 import wasmtime
 
-from backends.wasm import launch, runner, session, transforms
+from backends.wasm import launch, runner, serve, session, transforms
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.diagnose import diagnose
 from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
@@ -41,6 +44,7 @@ from playground.core.errors import BackendUnavailable, FSQuotaExceeded
 from playground.core.output import Stream
 from playground.core.pack import Pack, WasmSpec
 from playground.core.result import Outcome
+from playground.core.serve import GuestService, ServeRequest
 from playground.core.session import GuestSession, SessionRequest
 from playground.core.vfs import VFSError
 
@@ -193,6 +197,30 @@ class WasmBackend:
             raise BackendUnavailable(f"wasm backend cannot keep a {request.pack.name} session: {reason}")
         engine, modules = self._machinery()
         return await session.open_session(engine, modules, self._artifacts, request, _start_worker)
+
+    # -- ServeBackend protocol ---------------------------------------------------------------
+
+    def serve_unavailable_reason(self, pack: Pack) -> str | None:
+        """None when ``serve`` can run ``pack`` behind the handler bridge; else why not."""
+        return self.unavailable_reason(pack) or serve.bridge_unavailable_reason(pack)
+
+    async def serve(self, request: ServeRequest) -> GuestService:
+        """Start ``request.spec``'s program behind the handler bridge; see ``backends.wasm.serve``.
+
+        Cancellation: stops the start-up and waits for the worker thread.
+
+        Raises:
+            BackendUnavailable: closed, no bridge for the pack, runtime missing or corrupt.
+            FSQuotaExceeded, TimeLimitExceeded, MemoryLimitExceeded: start-up hit a limit.
+            ServeError: the program ended before it served.
+        """
+        if self._state is _State.CLOSED:
+            raise BackendUnavailable("wasm backend is closed")
+        reason = self.serve_unavailable_reason(request.pack)
+        if reason is not None:
+            raise BackendUnavailable(f"wasm backend cannot serve {request.pack.name}: {reason}")
+        engine, modules = self._machinery()
+        return await serve.start_service(engine, modules, self._artifacts, request, _start_worker)
 
     def close(self) -> None:
         """Refuse new runs and sessions. Idempotent; runs and sessions in flight go on until they end."""

@@ -250,20 +250,29 @@ class SessionChannel:
         raise GuestStop()
 
     def write_control(self, data: bytes) -> int:
-        """Take status lines from one ``fd_write``; return ``len(data)`` (everything is consumed).
+        """Take one ``fd_write`` to the control channel; return ``len(data)`` (everything is consumed).
 
-        Each write is parsed on its own: complete lines that are a status
-        token count, anything else (and a trailing partial line) is
-        dropped, so nothing a guest wrote earlier can merge into the
-        driver's own status line.
+        Each write is parsed on its own (``take_control``), so nothing a
+        guest wrote earlier can merge into the driver's own message.
+        Writes while no eval runs are dropped.
+        """
+        with self._cond:
+            ticket = self._current
+        if ticket is not None:
+            self.take_control(ticket, data)
+        return len(data)
+
+    def take_control(self, ticket: EvalTicket, data: bytes) -> None:
+        """Apply one control write to the running eval's ``ticket`` (guest thread).
+
+        Here: complete lines that are a status token set ``ticket.status``;
+        anything else (and a trailing partial line) is dropped. Subclasses
+        extend the protocol (``serve_channel``).
         """
         lines = data.split(b"\n")[:-1]
         statuses = [line.rstrip(b"\r") for line in lines if line.rstrip(b"\r") in STATUS_EXIT_CODES]
         if statuses:
-            with self._cond:
-                if self._current is not None:
-                    self._current.status = statuses[-1]
-        return len(data)
+            ticket.status = statuses[-1]
 
     def open_control(self, run: RunState, name: str, oflags: int, slash: bool) -> int:
         """``path_open`` of ``name`` in ``/.session``: the control channel, or an errno.

@@ -1,4 +1,6 @@
-"""JavaScript on QuickJS-NG compiled to WASI (ES2023, BigInt, console, timers, promises)."""
+"""JavaScript on QuickJS-NG compiled to WASI (ES2023, BigInt, console, timers, promises, node-like fs and
+stdin, process.env), with REPL sessions and web apps served through the handler bridge
+(`export default { fetch(request) }`, see packaging/runtimes/quickjs/driver.c)."""
 
 from playground.core import Capabilities, Pack, WasmSpec
 from playground.packs.runtimes import QUICKJS

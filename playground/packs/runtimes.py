@@ -9,8 +9,8 @@ from playground.core import Artifact
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="edd98308e36a20ded17b5592c310c2f90554f3f7a13fc2cc0312f18ca2e9c31d",
-    size=1050733,
+    sha256="6f893bfbed65d0a107d41b324a8786785ee12e90904c7f6c2b02195a2e1f5f8a",
+    size=1080893,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -5,6 +5,7 @@
  *
  * Usage: qjs [--] FILE [args...]
  *        qjs --repl
+ *        qjs --serve FILE [args...]
  *
  * - FILE is read with stdio (WASI). It is compiled as a classic script; if
  *   that is a SyntaxError and it compiles as a module (import/export/top-level
@@ -15,6 +16,19 @@
  *   scriptArgs ([FILE, ...args]), process.{argv,exit,exitCode},
  *   setTimeout/clearTimeout/setInterval/clearInterval (virtual clock: timers
  *   run in deadline order without sleeping), queueMicrotask (QuickJS).
+ * - Node-like files, stdin and environment (everything goes through WASI,
+ *   so the guest sees only the sandbox's virtual filesystem): global `fs`
+ *   (also `require('fs')`, `import fs from 'fs'` / 'node:fs' /
+ *   'fs/promises'): readFileSync(path | 0, enc?) (a string for 'utf8',
+ *   else a Uint8Array), writeFileSync, appendFileSync, existsSync,
+ *   readdirSync, mkdirSync(path, {recursive}), rmdirSync, rmSync,
+ *   unlinkSync, renameSync, copyFileSync, statSync, fs.promises.*;
+ *   failures throw Errors with a node-style .code ('ENOENT', 'EACCES',
+ *   'EROFS', 'EDQUOT', ...), .errno (the negated WASI errno), .syscall,
+ *   .path. readStdin() returns all of stdin as a string. process.env (the
+ *   WASI environment), process.cwd(), process.platform ('wasi'),
+ *   process.stdout/stderr.write; TextEncoder/TextDecoder (UTF-8);
+ *   Headers, Request, Response (Web-style).
  * - Pending jobs (promises) and timers run to completion.
  * - An uncaught exception or unhandled rejection prints its stack to stderr
  *   and exits with status 1.
@@ -34,6 +48,26 @@
  *   control channel (/.session/control, opened at start): "ok", "error", or
  *   "oom" (the eval failed with InternalError: out of memory). Only the
  *   status travels there; program output never does.
+ *
+ * Serve mode (--serve FILE), for Sandbox Playground's handler bridge:
+ * - evaluates FILE once. The program registers its handler with
+ *   `export default { fetch(request) { ... } }` (the primary form, as in
+ *   Deno, Bun and Workers) or, in a classic script, `serve(handler)`;
+ * - the handler gets a Request (method, url, path, search, query,
+ *   headers: Headers, body: the text, and async text()/json()/bytes()/
+ *   arrayBuffer()) and returns, possibly through a Promise, a string
+ *   (200 text/plain), a Response (`new Response(body, {status,
+ *   headers})`, `Response.json(data)`), a `{status, headers, body}`
+ *   object, bytes, or other data (sent as JSON);
+ * - then loops: reads one request frame from stdin (the REPL framing;
+ *   payload: a one-line JSON head {method, path, headers}, '\n', the
+ *   body), calls the handler, runs promise jobs (and timers only while the
+ *   response is pending; virtual clock), flushes stdout/stderr, and writes
+ *   the response to /.session/control in one write:
+ *   "response <n>\n" + JSON head {status, headers} + '\n' + body. A handler
+ *   that throws gets a 500 (stack on stderr); "oom\n" follows a response
+ *   when the handler ran out of memory. stdin is the request channel, so
+ *   readStdin() throws in serve (and REPL) mode.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +77,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "quickjs.h"
 
@@ -54,6 +90,9 @@ static JSValue fn_format_error; /* (err) -> string */
 static JSValue fn_run_timer;    /* () -> bool (ran one) */
 static JSValue fn_exit_code;    /* () -> int (process.exitCode) */
 static JSValue fn_echo;         /* (v) -> undefined: console.log(v) unless v is undefined */
+static JSValue fn_use_default;  /* (module default export) -> undefined (serve mode) */
+static JSValue fn_ready;        /* () -> bool: a handler is registered (serve mode) */
+static JSValue fn_dispatch;     /* (meta, body) -> Promise<[meta, body, oom]> (serve mode) */
 
 /* REPL mode: the eval's own promise is not an "unhandled rejection"; errors
    in jobs are reported and the loop goes on. */
@@ -203,22 +242,33 @@ static bool check_rejections(void) {
     return reported;
 }
 
+/* Run pending promise jobs. 0 = ok, 1 = a job threw (reported). Outside
+   REPL/serve mode the first error stops. */
+static int run_jobs(void) {
+    int status = 0;
+    for (;;) {
+        JSContext *c1;
+        int r = JS_ExecutePendingJob(rt, &c1);
+        if (r == 0)
+            return status;
+        if (r < 0) {
+            report_pending_exception(c1, "Uncaught ");
+            if (!repl_mode)
+                return 1;
+            status = 1;
+        }
+    }
+}
+
 /* Run promise jobs and timers until nothing is left. 0 = ok, 1 = error.
    In REPL mode an error is reported and the loop goes on. */
 static int run_loop(void) {
     int status = 0;
     for (;;) {
-        for (;;) {
-            JSContext *c1;
-            int r = JS_ExecutePendingJob(rt, &c1);
-            if (r == 0)
-                break;
-            if (r < 0) {
-                report_pending_exception(c1, "Uncaught ");
-                if (!repl_mode)
-                    return 1;
-                status = 1;
-            }
+        if (run_jobs()) {
+            if (!repl_mode)
+                return 1;
+            status = 1;
         }
         if (check_rejections()) {
             if (!repl_mode)
@@ -237,6 +287,27 @@ static int run_loop(void) {
         JS_FreeValue(ctx, r);
         if (!ran)
             return status;
+    }
+}
+
+/* Serve mode: run promise jobs, and timers only while `p` is a pending
+   promise (so an app's setInterval cannot keep a request busy forever);
+   errors are reported and the loop goes on. */
+static void run_until(JSValueConst p) {
+    for (;;) {
+        run_jobs();
+        check_rejections();
+        if (!JS_IsPromise(p) || JS_PromiseState(ctx, p) != JS_PROMISE_PENDING)
+            return;
+        JSValue r = JS_Call(ctx, fn_run_timer, JS_UNDEFINED, 0, NULL);
+        if (JS_IsException(r)) {
+            report_pending_exception(ctx, "Uncaught ");
+            continue;
+        }
+        bool ran = JS_ToBool(ctx, r);
+        JS_FreeValue(ctx, r);
+        if (!ran)
+            return;
     }
 }
 
@@ -444,6 +515,690 @@ static const char bootstrap_js[] =
 "return [formatError, runTimer, exitCode, echo];\n"
 "})\n";
 
+
+/* ---- files, stdin, environment: the node-like layer ---------------------
+   Every call goes through wasi-libc to the sandbox's WASI, so the guest sees
+   only its own virtual filesystem; errors become JS Errors with a node-style
+   .code ('ENOENT', 'EROFS', 'EDQUOT', ...), .errno (negated WASI errno),
+   .syscall and .path. */
+
+extern char **environ;
+
+/* --repl and --serve: stdin is the sandbox's frame channel, not data. */
+static bool stdin_is_channel;
+
+static const char *errno_code(int e) {
+    switch (e) {
+    case ENOENT: return "ENOENT";
+    case EACCES: return "EACCES";
+    case ENOTCAPABLE: return "EACCES";
+    case EPERM: return "EPERM";
+    case EROFS: return "EROFS";
+    case EDQUOT: return "EDQUOT";
+    case ENOSPC: return "ENOSPC";
+    case EEXIST: return "EEXIST";
+    case ENOTDIR: return "ENOTDIR";
+    case EISDIR: return "EISDIR";
+    case ENOTEMPTY: return "ENOTEMPTY";
+    case EBADF: return "EBADF";
+    case EINVAL: return "EINVAL";
+    case EMFILE: return "EMFILE";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case EFBIG: return "EFBIG";
+    case EXDEV: return "EXDEV";
+    case EBUSY: return "EBUSY";
+    case EIO: return "EIO";
+    case ENOSYS: return "ENOSYS";
+    case ENOTSUP: return "ENOTSUP";
+    case ENOMEM: return "ENOMEM";
+    case ELOOP: return "ELOOP";
+    default: return "EIO";
+    }
+}
+
+static JSValue throw_errno(JSContext *c, int e, const char *syscall,
+                           const char *path, const char *dest) {
+    const char *code = errno_code(e);
+    char text[128];
+    snprintf(text, sizeof text, "%s", e == ENOTCAPABLE ? "permission denied" : strerror(e));
+    if (text[0] >= 'A' && text[0] <= 'Z' && (text[1] < 'A' || text[1] > 'Z'))
+        text[0] = (char)(text[0] - 'A' + 'a'); /* node style: "no such file or directory" */
+    char msg[512];
+    if (dest)
+        snprintf(msg, sizeof msg, "%s: %s, %s '%s' -> '%s'", code, text, syscall, path, dest);
+    else if (path)
+        snprintf(msg, sizeof msg, "%s: %s, %s '%s'", code, text, syscall, path);
+    else
+        snprintf(msg, sizeof msg, "%s: %s, %s", code, text, syscall);
+    JSValue err = JS_NewError(c);
+    if (JS_IsException(err))
+        return err;
+    JS_SetPropertyStr(c, err, "message", JS_NewString(c, msg));
+    JS_SetPropertyStr(c, err, "code", JS_NewString(c, code));
+    JS_SetPropertyStr(c, err, "errno", JS_NewInt32(c, -e));
+    JS_SetPropertyStr(c, err, "syscall", JS_NewString(c, syscall));
+    if (path)
+        JS_SetPropertyStr(c, err, "path", JS_NewString(c, path));
+    if (dest)
+        JS_SetPropertyStr(c, err, "dest", JS_NewString(c, dest));
+    return JS_Throw(c, err);
+}
+
+/* Borrow the bytes of a string (UTF-8), ArrayBuffer or typed array.
+   *str is set when a C string must be freed (JS_FreeCString), *hold when
+   an ArrayBuffer value must be freed. Returns false with an exception. */
+static bool get_bytes(JSContext *c, JSValueConst v, const uint8_t **p, size_t *n,
+                      const char **str, JSValue *hold) {
+    *str = NULL;
+    *hold = JS_UNDEFINED;
+    if (JS_IsString(v)) {
+        *str = JS_ToCStringLen(c, n, v);
+        *p = (const uint8_t *)*str;
+        return *str != NULL;
+    }
+    if (JS_IsArrayBuffer(v)) {
+        *p = JS_GetArrayBuffer(c, n, v);
+        return *p != NULL || *n == 0;
+    }
+    if (JS_GetTypedArrayType(v) >= 0) {
+        size_t off, len, bpe;
+        JSValue ab = JS_GetTypedArrayBuffer(c, v, &off, &len, &bpe);
+        if (JS_IsException(ab))
+            return false;
+        size_t size;
+        uint8_t *base = JS_GetArrayBuffer(c, &size, ab);
+        if (!base && len) {
+            JS_FreeValue(c, ab);
+            return false;
+        }
+        *p = base ? base + off : (const uint8_t *)"";
+        *n = len;
+        *hold = ab;
+        return true;
+    }
+    JS_ThrowTypeError(c, "expected a string, an ArrayBuffer or a TypedArray");
+    return false;
+}
+
+static void release_bytes(JSContext *c, const char *str, JSValue hold) {
+    if (str)
+        JS_FreeCString(c, str);
+    JS_FreeValue(c, hold);
+}
+
+static JSValue read_fd_all(JSContext *c, int fd, size_t hint) {
+    size_t cap = hint + 1 > 4096 ? hint + 1 : 4096, len = 0;
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return JS_ThrowOutOfMemory(c);
+    for (;;) {
+        if (len == cap) {
+            size_t nc = cap * 2;
+            uint8_t *nb = nc > cap ? realloc(buf, nc) : NULL;
+            if (!nb) {
+                free(buf);
+                return JS_ThrowOutOfMemory(c);
+            }
+            buf = nb;
+            cap = nc;
+        }
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return JS_EXCEPTION;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    JSValue v = JS_NewUint8ArrayCopy(c, buf, len);
+    free(buf);
+    return v;
+}
+
+/* readFile(path) -> Uint8Array */
+static JSValue js_read_file(JSContext *c, JSValueConst this_val, int argc,
+                            JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    const char *path = JS_ToCString(c, argv[0]);
+    if (!path)
+        return JS_EXCEPTION;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        JSValue r = throw_errno(c, errno, "open", path, NULL);
+        JS_FreeCString(c, path);
+        return r;
+    }
+    struct stat st;
+    size_t hint = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+    errno = 0;
+    JSValue v = read_fd_all(c, fd, hint);
+    if (JS_IsException(v) && errno)
+        v = throw_errno(c, errno, "read", path, NULL);
+    close(fd);
+    JS_FreeCString(c, path);
+    return v;
+}
+
+/* readStdin() -> Uint8Array (all of stdin) */
+static JSValue js_read_stdin(JSContext *c, JSValueConst this_val, int argc,
+                             JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    (void)argv;
+    if (stdin_is_channel) {
+        JSValue err = JS_NewError(c);
+        JS_SetPropertyStr(c, err, "message",
+                          JS_NewString(c, "stdin is not available in a REPL session or a served program"));
+        JS_SetPropertyStr(c, err, "code", JS_NewString(c, "ENOTSUP"));
+        return JS_Throw(c, err);
+    }
+    errno = 0;
+    JSValue v = read_fd_all(c, 0, 0);
+    if (JS_IsException(v) && errno)
+        v = throw_errno(c, errno, "read", "<stdin>", NULL);
+    return v;
+}
+
+/* writeFile(path, data, append) */
+static JSValue js_write_file(JSContext *c, JSValueConst this_val, int argc,
+                             JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    const char *path = JS_ToCString(c, argv[0]);
+    if (!path)
+        return JS_EXCEPTION;
+    const uint8_t *p;
+    size_t n;
+    const char *str;
+    JSValue hold;
+    if (!get_bytes(c, argv[1], &p, &n, &str, &hold)) {
+        JS_FreeCString(c, path);
+        return JS_EXCEPTION;
+    }
+    bool append = JS_ToBool(c, argv[2]);
+    JSValue result = JS_UNDEFINED;
+    int fd = open(path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0666);
+    if (fd < 0) {
+        result = throw_errno(c, errno, "open", path, NULL);
+    } else {
+        while (n > 0) {
+            ssize_t w = write(fd, p, n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                result = throw_errno(c, w < 0 ? errno : EIO, "write", path, NULL);
+                break;
+            }
+            p += w;
+            n -= (size_t)w;
+        }
+        close(fd);
+    }
+    release_bytes(c, str, hold);
+    JS_FreeCString(c, path);
+    return result;
+}
+
+/* stat(path) -> [type (0 file, 1 dir, 2 other), size, atimeMs, mtimeMs, ctimeMs, ino] */
+static JSValue js_stat(JSContext *c, JSValueConst this_val, int argc,
+                       JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    const char *path = JS_ToCString(c, argv[0]);
+    if (!path)
+        return JS_EXCEPTION;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        JSValue r = throw_errno(c, errno, "stat", path, NULL);
+        JS_FreeCString(c, path);
+        return r;
+    }
+    JS_FreeCString(c, path);
+    JSValue a = JS_NewArray(c);
+    int type = S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? 1 : 2;
+    JS_SetPropertyUint32(c, a, 0, JS_NewInt32(c, type));
+    JS_SetPropertyUint32(c, a, 1, JS_NewFloat64(c, (double)st.st_size));
+    JS_SetPropertyUint32(c, a, 2, JS_NewFloat64(c, st.st_atim.tv_sec * 1e3 + st.st_atim.tv_nsec / 1e6));
+    JS_SetPropertyUint32(c, a, 3, JS_NewFloat64(c, st.st_mtim.tv_sec * 1e3 + st.st_mtim.tv_nsec / 1e6));
+    JS_SetPropertyUint32(c, a, 4, JS_NewFloat64(c, st.st_ctim.tv_sec * 1e3 + st.st_ctim.tv_nsec / 1e6));
+    JS_SetPropertyUint32(c, a, 5, JS_NewFloat64(c, (double)st.st_ino));
+    return a;
+}
+
+/* readdir(path) -> [names] (without . and ..) */
+static JSValue js_readdir(JSContext *c, JSValueConst this_val, int argc,
+                          JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    const char *path = JS_ToCString(c, argv[0]);
+    if (!path)
+        return JS_EXCEPTION;
+    DIR *d = opendir(path);
+    if (!d) {
+        JSValue r = throw_errno(c, errno, "scandir", path, NULL);
+        JS_FreeCString(c, path);
+        return r;
+    }
+    JSValue a = JS_NewArray(c);
+    uint32_t i = 0;
+    for (;;) {
+        errno = 0;
+        struct dirent *ent = readdir(d);
+        if (!ent) {
+            if (errno) {
+                JS_FreeValue(c, a);
+                a = throw_errno(c, errno, "scandir", path, NULL);
+            }
+            break;
+        }
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+            continue;
+        JS_SetPropertyUint32(c, a, i++, JS_NewString(c, ent->d_name));
+    }
+    closedir(d);
+    JS_FreeCString(c, path);
+    return a;
+}
+
+/* mkdir / rmdir / unlink (path), rename (from, to) */
+static JSValue js_path_op(JSContext *c, JSValueConst this_val, int argc,
+                          JSValueConst *argv, int magic) {
+    (void)this_val;
+    static const char *const names[] = {"mkdir", "rmdir", "unlink", "rename"};
+    const char *path = JS_ToCString(c, argv[0]);
+    if (!path)
+        return JS_EXCEPTION;
+    const char *dest = NULL;
+    if (magic == 3) {
+        dest = argc > 1 ? JS_ToCString(c, argv[1]) : NULL;
+        if (!dest) {
+            JS_FreeCString(c, path);
+            return JS_EXCEPTION;
+        }
+    }
+    int r = magic == 0 ? mkdir(path, 0777)
+          : magic == 1 ? rmdir(path)
+          : magic == 2 ? unlink(path)
+                       : rename(path, dest);
+    JSValue result = r == 0 ? JS_UNDEFINED : throw_errno(c, errno, names[magic], path, dest);
+    JS_FreeCString(c, path);
+    if (dest)
+        JS_FreeCString(c, dest);
+    return result;
+}
+
+/* encode(string) -> Uint8Array (UTF-8) */
+static JSValue js_encode(JSContext *c, JSValueConst this_val, int argc,
+                         JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    size_t n;
+    const char *s = JS_ToCStringLen(c, &n, argv[0]);
+    if (!s)
+        return JS_EXCEPTION;
+    JSValue v = JS_NewUint8ArrayCopy(c, (const uint8_t *)s, n);
+    JS_FreeCString(c, s);
+    return v;
+}
+
+/* decode(bytes) -> string (UTF-8) */
+static JSValue js_decode(JSContext *c, JSValueConst this_val, int argc,
+                         JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    const uint8_t *p;
+    size_t n;
+    const char *str;
+    JSValue hold;
+    if (!get_bytes(c, argv[0], &p, &n, &str, &hold))
+        return JS_EXCEPTION;
+    JSValue v = JS_NewStringLen(c, (const char *)p, n);
+    release_bytes(c, str, hold);
+    return v;
+}
+
+static JSValue js_getcwd(JSContext *c, JSValueConst this_val, int argc,
+                         JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    (void)argv;
+    char buf[1024];
+    if (!getcwd(buf, sizeof buf))
+        return throw_errno(c, errno, "getcwd", NULL, NULL);
+    return JS_NewString(c, buf);
+}
+
+static JSValue make_env(JSContext *c) {
+    JSValue env = JS_NewObject(c);
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || eq == *e)
+            continue;
+        char *key = strndup(*e, (size_t)(eq - *e));
+        if (!key)
+            continue;
+        JS_SetPropertyStr(c, env, key, JS_NewString(c, eq + 1));
+        free(key);
+    }
+    return env;
+}
+
+static JSValue make_native(JSContext *c) {
+    JSValue n = JS_NewObject(c);
+    JS_SetPropertyStr(c, n, "readFile", JS_NewCFunction(c, js_read_file, "readFile", 1));
+    JS_SetPropertyStr(c, n, "readStdin", JS_NewCFunction(c, js_read_stdin, "readStdin", 0));
+    JS_SetPropertyStr(c, n, "writeFile", JS_NewCFunction(c, js_write_file, "writeFile", 3));
+    JS_SetPropertyStr(c, n, "stat", JS_NewCFunction(c, js_stat, "stat", 1));
+    JS_SetPropertyStr(c, n, "readdir", JS_NewCFunction(c, js_readdir, "readdir", 1));
+    JS_SetPropertyStr(c, n, "mkdir", JS_NewCFunctionMagic(c, js_path_op, "mkdir", 1, JS_CFUNC_generic_magic, 0));
+    JS_SetPropertyStr(c, n, "rmdir", JS_NewCFunctionMagic(c, js_path_op, "rmdir", 1, JS_CFUNC_generic_magic, 1));
+    JS_SetPropertyStr(c, n, "unlink", JS_NewCFunctionMagic(c, js_path_op, "unlink", 1, JS_CFUNC_generic_magic, 2));
+    JS_SetPropertyStr(c, n, "rename", JS_NewCFunctionMagic(c, js_path_op, "rename", 2, JS_CFUNC_generic_magic, 3));
+    JS_SetPropertyStr(c, n, "encode", JS_NewCFunction(c, js_encode, "encode", 1));
+    JS_SetPropertyStr(c, n, "decode", JS_NewCFunction(c, js_decode, "decode", 1));
+    JS_SetPropertyStr(c, n, "getcwd", JS_NewCFunction(c, js_getcwd, "cwd", 0));
+    JS_SetPropertyStr(c, n, "env", make_env(c));
+    return n;
+}
+
+/* The node-like layer (fs, require, process.env, TextEncoder/Decoder,
+   Headers/Request/Response) and the serve-mode dispatcher. Evaluated
+   after bootstrap_js; it returns [useDefaultExport, ready, dispatch]. */
+static const char node_js[] =
+"(function (native, write, formatError, mode) {\n"
+"'use strict';\n"
+"const g = globalThis;\n"
+"const define = (o, name, value) => Object.defineProperty(o, name, { value, writable: true, configurable: true, enumerable: false });\n"
+"const { encode, decode } = native;\n"
+"function typeError(message, code) { const e = new TypeError(message); e.code = code; return e; }\n"
+"function encodingOf(options) {\n"
+"  const enc = typeof options === 'string' ? options : options !== null && typeof options === 'object' ? options.encoding : undefined;\n"
+"  if (enc === undefined || enc === null || enc === 'buffer') return null;\n"
+"  const e = String(enc).toLowerCase();\n"
+"  if (e === 'utf8' || e === 'utf-8') return 'utf8';\n"
+"  throw typeError('Unknown encoding: ' + enc + \" (only 'utf8' is supported)\", 'ERR_UNKNOWN_ENCODING');\n"
+"}\n"
+"function pathArg(p, name) {\n"
+"  if (typeof p !== 'string') throw typeError('The \"' + (name || 'path') + '\" argument must be of type string', 'ERR_INVALID_ARG_TYPE');\n"
+"  if (p.includes('\\0')) throw typeError('The \"' + (name || 'path') + '\" argument must not contain null bytes', 'ERR_INVALID_ARG_VALUE');\n"
+"  return p;\n"
+"}\n"
+"function bytesOf(data) {\n"
+"  if (typeof data === 'string' || data instanceof ArrayBuffer) return data;\n"
+"  if (ArrayBuffer.isView(data)) return data instanceof DataView ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data;\n"
+"  throw typeError('The \"data\" argument must be a string, an ArrayBuffer or a TypedArray', 'ERR_INVALID_ARG_TYPE');\n"
+"}\n"
+"const isStdin = (p) => p === 0 || p === '/dev/stdin';\n"
+"class Stats {\n"
+"  constructor(a) {\n"
+"    this.dev = 1; this.ino = a[5]; this.mode = a[0] === 1 ? 0o40755 : 0o100644; this.nlink = 1;\n"
+"    this.size = a[1]; this.atimeMs = a[2]; this.mtimeMs = a[3]; this.ctimeMs = a[4]; this.birthtimeMs = a[4];\n"
+"    define(this, 'type', a[0]);\n"
+"  }\n"
+"  get atime() { return new Date(this.atimeMs); }\n"
+"  get mtime() { return new Date(this.mtimeMs); }\n"
+"  get ctime() { return new Date(this.ctimeMs); }\n"
+"  get birthtime() { return new Date(this.birthtimeMs); }\n"
+"  isFile() { return this.type === 0; }\n"
+"  isDirectory() { return this.type === 1; }\n"
+"  isSymbolicLink() { return false; }\n"
+"  isFIFO() { return false; }\n"
+"  isSocket() { return false; }\n"
+"  isBlockDevice() { return false; }\n"
+"  isCharacterDevice() { return false; }\n"
+"}\n"
+"class Dirent {\n"
+"  constructor(name, dir, type) { this.name = name; this.parentPath = dir; define(this, 'type', type); }\n"
+"  isFile() { return this.type === 0; }\n"
+"  isDirectory() { return this.type === 1; }\n"
+"  isSymbolicLink() { return false; }\n"
+"}\n"
+"const join = (dir, name) => (dir.endsWith('/') ? dir : dir + '/') + name;\n"
+"const fs = {\n"
+"  readFileSync(path, options) {\n"
+"    const enc = encodingOf(options);\n"
+"    const data = isStdin(path) ? native.readStdin() : native.readFile(pathArg(path));\n"
+"    return enc ? decode(data) : data;\n"
+"  },\n"
+"  writeFileSync(path, data, options) {\n"
+"    const flag = options !== null && typeof options === 'object' ? options.flag : undefined;\n"
+"    if (typeof options === 'string' || (options && typeof options === 'object')) encodingOf(options);\n"
+"    native.writeFile(pathArg(path), bytesOf(data), typeof flag === 'string' && flag[0] === 'a');\n"
+"  },\n"
+"  appendFileSync(path, data, options) {\n"
+"    if (options !== undefined) encodingOf(options);\n"
+"    native.writeFile(pathArg(path), bytesOf(data), true);\n"
+"  },\n"
+"  existsSync(path) {\n"
+"    if (typeof path !== 'string') return false;\n"
+"    try { native.stat(path); return true; } catch (_) { return false; }\n"
+"  },\n"
+"  readdirSync(path, options) {\n"
+"    path = pathArg(path);\n"
+"    const names = native.readdir(path).sort();\n"
+"    if (options !== null && typeof options === 'object' && options.withFileTypes)\n"
+"      return names.map((n) => { let t = 2; try { t = native.stat(join(path, n))[0]; } catch (_) {} return new Dirent(n, path, t); });\n"
+"    return names;\n"
+"  },\n"
+"  mkdirSync(path, options) {\n"
+"    path = pathArg(path);\n"
+"    const recursive = options !== null && typeof options === 'object' && options.recursive;\n"
+"    if (!recursive) { native.mkdir(path); return undefined; }\n"
+"    let cur = path.startsWith('/') ? '' : '.', first;\n"
+"    for (const part of path.split('/')) {\n"
+"      if (!part) continue;\n"
+"      cur = cur + '/' + part;\n"
+"      let st = null;\n"
+"      try { st = native.stat(cur); } catch (e) { if (e.code !== 'ENOENT') throw e; }\n"
+"      if (st !== null && st[0] === 1) continue;\n"
+"      native.mkdir(cur);\n"
+"      if (first === undefined) first = cur.startsWith('./') ? cur.slice(2) : cur;\n"
+"    }\n"
+"    return first;\n"
+"  },\n"
+"  rmdirSync(path) { native.rmdir(pathArg(path)); },\n"
+"  unlinkSync(path) { native.unlink(pathArg(path)); },\n"
+"  renameSync(from, to) { native.rename(pathArg(from, 'oldPath'), pathArg(to, 'newPath')); },\n"
+"  copyFileSync(from, to) { native.writeFile(pathArg(to, 'dest'), native.readFile(pathArg(from, 'src')), false); },\n"
+"  rmSync(path, options) {\n"
+"    path = pathArg(path);\n"
+"    const o = options !== null && typeof options === 'object' ? options : {};\n"
+"    let st;\n"
+"    try { st = native.stat(path); } catch (e) { if (o.force && e.code === 'ENOENT') return; throw e; }\n"
+"    if (st[0] !== 1) { native.unlink(path); return; }\n"
+"    if (!o.recursive) { const e = new Error('Path is a directory: rm returned EISDIR (is a directory) ' + path); e.code = 'ERR_FS_EISDIR'; throw e; }\n"
+"    for (const n of native.readdir(path)) fs.rmSync(join(path, n), o);\n"
+"    native.rmdir(path);\n"
+"  },\n"
+"  statSync(path, options) {\n"
+"    try { return new Stats(native.stat(pathArg(path))); } catch (e) {\n"
+"      if (options !== null && typeof options === 'object' && options.throwIfNoEntry === false && e.code === 'ENOENT') return undefined;\n"
+"      throw e;\n"
+"    }\n"
+"  },\n"
+"};\n"
+"fs.lstatSync = fs.statSync;\n"
+"fs.promises = {};\n"
+"for (const name of ['readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'unlink', 'rename', 'copyFile', 'rm', 'stat', 'lstat'])\n"
+"  fs.promises[name] = async (...args) => fs[name + 'Sync'](...args);\n"
+"fs.promises.access = async (path) => { fs.statSync(path); };\n"
+"define(g, 'fs', fs);\n"
+"define(g, 'readStdin', () => decode(native.readStdin()));\n"
+"const modules = { fs, 'node:fs': fs, 'fs/promises': fs.promises, 'node:fs/promises': fs.promises, process: g.process, 'node:process': g.process };\n"
+"define(g, 'require', (name) => {\n"
+"  if (Object.prototype.hasOwnProperty.call(modules, name)) return modules[name];\n"
+"  const e = new Error(\"Cannot find module '\" + name + \"' (available: fs, fs/promises, process)\"); e.code = 'MODULE_NOT_FOUND'; throw e;\n"
+"});\n"
+"const process = g.process;\n"
+"process.env = native.env;\n"
+"process.platform = 'wasi';\n"
+"process.cwd = native.getcwd;\n"
+"process.stdout = { write: (s) => { write(1, typeof s === 'string' ? s : decode(bytesOf(s))); return true; } };\n"
+"process.stderr = { write: (s) => { write(2, typeof s === 'string' ? s : decode(bytesOf(s))); return true; } };\n"
+"/* ---- Web-style text, headers, requests and responses ---- */\n"
+"function viewOf(b, what) {\n"
+"  if (b instanceof ArrayBuffer) return new Uint8Array(b);\n"
+"  if (ArrayBuffer.isView(b)) return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);\n"
+"  throw typeError(what + ' must be an ArrayBuffer or a TypedArray', 'ERR_INVALID_ARG_TYPE');\n"
+"}\n"
+"if (typeof g.TextEncoder !== 'function') define(g, 'TextEncoder', class TextEncoder {\n"
+"  get encoding() { return 'utf-8'; }\n"
+"  encode(s = '') { return encode(String(s)); }\n"
+"});\n"
+"if (typeof g.TextDecoder !== 'function') define(g, 'TextDecoder', class TextDecoder {\n"
+"  constructor(label = 'utf-8') { if (!/^utf-?8$/i.test(String(label))) throw new RangeError('TextDecoder: only utf-8 is supported'); }\n"
+"  get encoding() { return 'utf-8'; }\n"
+"  decode(b) { return b === undefined ? '' : decode(viewOf(b, 'input')); }\n"
+"});\n"
+"class Headers {\n"
+"  #list = [];\n"
+"  constructor(init) {\n"
+"    if (init === undefined || init === null) return;\n"
+"    if (init instanceof Headers || Array.isArray(init)) for (const [k, v] of init) this.append(k, v);\n"
+"    else if (typeof init === 'object') for (const k of Object.keys(init)) this.append(k, init[k]);\n"
+"    else throw new TypeError('Headers: init must be an object, an array of pairs or Headers');\n"
+"  }\n"
+"  append(k, v) { this.#list.push([String(k).toLowerCase(), String(v)]); }\n"
+"  set(k, v) { this.delete(k); this.append(k, v); }\n"
+"  get(k) { k = String(k).toLowerCase(); const vs = this.#list.filter((e) => e[0] === k).map((e) => e[1]); return vs.length ? vs.join(', ') : null; }\n"
+"  has(k) { k = String(k).toLowerCase(); return this.#list.some((e) => e[0] === k); }\n"
+"  delete(k) { k = String(k).toLowerCase(); this.#list = this.#list.filter((e) => e[0] !== k); }\n"
+"  forEach(fn, self) { for (const [k, v] of this.#list) fn.call(self, v, k, this); }\n"
+"  *entries() { for (const [k, v] of this.#list) yield [k, v]; }\n"
+"  *keys() { for (const [k] of this.#list) yield k; }\n"
+"  *values() { for (const [, v] of this.#list) yield v; }\n"
+"  [Symbol.iterator]() { return this.entries(); }\n"
+"  toJSON() { const o = {}; for (const [k, v] of this.#list) o[k] = k in o ? o[k] + ', ' + v : v; return o; }\n"
+"}\n"
+"function bodyBytes(body) {\n"
+"  if (body === null || body === undefined) return new Uint8Array(0);\n"
+"  if (typeof body === 'string') return encode(body);\n"
+"  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return viewOf(body, 'body');\n"
+"  return encode(String(body));\n"
+"}\n"
+"class Body {\n"
+"  #bytes;\n"
+"  constructor(body) { this.#bytes = bodyBytes(body); }\n"
+"  get bodyUsed() { return false; }\n"
+"  async bytes() { return this.#bytes.slice(); }\n"
+"  async arrayBuffer() { return this.#bytes.slice().buffer; }\n"
+"  async text() { return decode(this.#bytes); }\n"
+"  async json() { return JSON.parse(decode(this.#bytes)); }\n"
+"  get _bytes() { return this.#bytes; }\n"
+"}\n"
+"function splitQuery(search) {\n"
+"  const q = {};\n"
+"  for (const part of search.replace(/^\\?/, '').split('&')) {\n"
+"    if (!part) continue;\n"
+"    const i = part.indexOf('=');\n"
+"    const dec = (s) => { try { return decodeURIComponent(s.replace(/\\+/g, ' ')); } catch (_) { return s; } };\n"
+"    q[dec(i < 0 ? part : part.slice(0, i))] = i < 0 ? '' : dec(part.slice(i + 1));\n"
+"  }\n"
+"  return q;\n"
+"}\n"
+"class Request extends Body {\n"
+"  #text;\n"
+"  constructor(url, init = {}) {\n"
+"    super(init.body);\n"
+"    this.url = String(url);\n"
+"    this.method = String(init.method || 'GET').toUpperCase();\n"
+"    this.headers = new Headers(init.headers);\n"
+"    const m = /^[a-z][a-z0-9+.-]*:\\/\\/[^/?#]*([^?#]*)(\\?[^#]*)?/i.exec(this.url);\n"
+"    this.path = m ? m[1] || '/' : this.url;\n"
+"    this.search = m && m[2] ? m[2] : '';\n"
+"    this.query = splitQuery(this.search);\n"
+"  }\n"
+"  /* The body as text (UTF-8); '' when there is none. */\n"
+"  get body() { if (this.#text === undefined) this.#text = decode(this._bytes); return this.#text; }\n"
+"}\n"
+"class Response extends Body {\n"
+"  #raw;\n"
+"  constructor(body = null, init = {}) {\n"
+"    super(typeof body === 'object' && body !== null && !(body instanceof ArrayBuffer) && !ArrayBuffer.isView(body) ? JSON.stringify(body) : body);\n"
+"    this.#raw = body;\n"
+"    this.status = init.status === undefined ? 200 : init.status;\n"
+"    this.statusText = init.statusText === undefined ? '' : String(init.statusText);\n"
+"    this.headers = new Headers(init.headers);\n"
+"  }\n"
+"  get ok() { return this.status >= 200 && this.status < 300; }\n"
+"  get body() { return this.#raw; }\n"
+"  static json(data, init = {}) {\n"
+"    const r = new Response(JSON.stringify(data), init);\n"
+"    if (!r.headers.has('content-type')) r.headers.set('content-type', 'application/json');\n"
+"    return r;\n"
+"  }\n"
+"  static redirect(url, status = 302) { return new Response(null, { status, headers: { location: String(url) } }); }\n"
+"}\n"
+"define(g, 'Headers', Headers);\n"
+"define(g, 'Request', Request);\n"
+"define(g, 'Response', Response);\n"
+"/* ---- serve mode: one handler, called once per request ---- */\n"
+"let handler = null;\n"
+"function toHandler(h, where) {\n"
+"  if (typeof h === 'function') return h;\n"
+"  if (h !== null && typeof h === 'object' && typeof h.fetch === 'function') return (req) => h.fetch(req);\n"
+"  throw new TypeError(where + ' must be a function or an object with a fetch(request) method');\n"
+"}\n"
+"define(g, 'serve', (h) => {\n"
+"  if (mode !== 'serve') throw new Error(\"serve(): this program is a web service; run it with 'playground serve' (the handler bridge)\");\n"
+"  handler = toHandler(h, 'serve(handler)');\n"
+"});\n"
+"function useDefaultExport(d) {\n"
+"  if (d !== null && (typeof d === 'object' || typeof d === 'function') && typeof d.fetch === 'function') handler = toHandler(d, 'export default');\n"
+"}\n"
+"function ready() {\n"
+"  if (handler) return true;\n"
+"  write(2, 'qjs --serve: the program registered no handler; write `export default { fetch(request) { ... } }` or call `serve((request) => ...)`\\n');\n"
+"  return false;\n"
+"}\n"
+"function toResponse(r) {\n"
+"  if (r instanceof Response) return r;\n"
+"  if (typeof r === 'string') return new Response(r);\n"
+"  if (r === undefined) throw new TypeError('the handler returned undefined: return a string, a Response or { status, headers, body }');\n"
+"  if (r !== null && typeof r === 'object' && !Array.isArray(r) && !(r instanceof ArrayBuffer) && !ArrayBuffer.isView(r) &&\n"
+"      ('status' in r || 'body' in r || 'headers' in r))\n"
+"    return new Response(r.body === undefined ? null : r.body, r);\n"
+"  if (r instanceof ArrayBuffer || ArrayBuffer.isView(r)) return new Response(r);\n"
+"  return Response.json(r);\n"
+"}\n"
+"function encodeResponse(resp) {\n"
+"  const status = resp.status;\n"
+"  if (!Number.isInteger(status) || status < 100 || status > 599) throw new RangeError('invalid response status: ' + String(status));\n"
+"  const headers = new Headers(resp.headers);\n"
+"  const raw = resp.body;\n"
+"  let type = null;\n"
+"  if (typeof raw === 'string') type = 'text/plain; charset=utf-8';\n"
+"  else if (raw instanceof ArrayBuffer || ArrayBuffer.isView(raw)) type = 'application/octet-stream';\n"
+"  else if (raw !== null && raw !== undefined) type = 'application/json';\n"
+"  if (type !== null && !headers.has('content-type')) headers.set('content-type', type);\n"
+"  for (const [k, v] of headers) if (/[\\r\\n\\0]/.test(k + v) || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(k)) throw new TypeError('invalid response header: ' + JSON.stringify(k));\n"
+"  return [JSON.stringify({ status, headers: [...headers] }), resp._bytes];\n"
+"}\n"
+"async function handle(meta, body) {\n"
+"  const m = JSON.parse(meta);\n"
+"  const headers = new Headers(m.headers);\n"
+"  const req = new Request('http://' + (headers.get('host') || 'localhost') + m.path, { method: m.method, headers, body });\n"
+"  return encodeResponse(toResponse(await handler(req)));\n"
+"}\n"
+"function failure(e) {\n"
+"  write(2, 'Uncaught ' + formatError(e) + '\\n');\n"
+"  let text = 'Internal Server Error';\n"
+"  try { text += ': ' + (e instanceof Error ? e.message : String(e)); } catch (_) {}\n"
+"  const oom = e instanceof InternalError && e.message === 'out of memory';\n"
+"  return [JSON.stringify({ status: 500, headers: [['content-type', 'text/plain; charset=utf-8']] }), encode(text + '\\n'), oom];\n"
+"}\n"
+"function dispatch(meta, body) {\n"
+"  try { return handle(meta, body).then((ok) => ok, failure); } catch (e) { return Promise.resolve(failure(e)); }\n"
+"}\n"
+"return [useDefaultExport, ready, dispatch];\n"
+"})\n";
+
 static bool has_suffix(const char *s, const char *suf) {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && memcmp(s + a - b, suf, b) == 0;
@@ -469,9 +1224,45 @@ static int set_import_meta(JSValueConst func, const char *name, bool main) {
     return 0;
 }
 
+/* Built-in modules: 'fs', 'fs/promises', 'process' (also with 'node:'). */
+static const char fs_module_js[] =
+    "const m = require('fs'); export default m;\n"
+    "export const { readFileSync, writeFileSync, appendFileSync, existsSync,"
+    " readdirSync, mkdirSync, rmdirSync, rmSync, unlinkSync, renameSync,"
+    " copyFileSync, statSync, lstatSync, promises } = m;\n";
+static const char fs_promises_module_js[] =
+    "const m = require('fs/promises'); export default m;\n"
+    "export const { readFile, writeFile, appendFile, readdir, mkdir, rmdir,"
+    " unlink, rename, copyFile, rm, stat, lstat, access } = m;\n";
+static const char process_module_js[] =
+    "const m = require('process'); export default m;\n"
+    "export const { argv, env, exit, cwd, platform, stdout, stderr } = m;\n";
+
+static const char *builtin_module(const char *name) {
+    if (strncmp(name, "node:", 5) == 0)
+        name += 5;
+    if (strcmp(name, "fs") == 0)
+        return fs_module_js;
+    if (strcmp(name, "fs/promises") == 0)
+        return fs_promises_module_js;
+    if (strcmp(name, "process") == 0)
+        return process_module_js;
+    return NULL;
+}
+
 static JSModuleDef *module_loader(JSContext *c, const char *name,
                                   void *opaque) {
     (void)opaque;
+    const char *builtin = builtin_module(name);
+    if (builtin) {
+        JSValue f = JS_Eval(c, builtin, strlen(builtin), name,
+                            JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+        if (JS_IsException(f))
+            return NULL;
+        JSModuleDef *m = JS_VALUE_GET_PTR(f);
+        JS_FreeValue(c, f);
+        return m;
+    }
     size_t len;
     char *buf = read_file(name, &len);
     if (!buf) {
@@ -490,7 +1281,8 @@ static JSModuleDef *module_loader(JSContext *c, const char *name,
 }
 
 static int usage(void) {
-    fputs("usage: qjs [--] FILE [args...]\n       qjs --repl\n", stderr);
+    fputs("usage: qjs [--] FILE [args...]\n       qjs --repl\n"
+          "       qjs --serve FILE [args...]\n", stderr);
     return 2;
 }
 
@@ -649,82 +1441,177 @@ static int repl(void) {
     }
 }
 
-int main(int argc, char **argv) {
-    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-    setvbuf(stderr, errbuf, _IOFBF, sizeof errbuf);
+/* ---- serve mode (--serve), for Sandbox Playground's handler bridge ------ */
 
-    int first = 1;
-    bool want_repl = first < argc && strcmp(argv[first], "--repl") == 0;
-    if (want_repl) {
-        first++;
-        if (first != argc)
-            finish(usage());
+/* Write one response to the control channel, in one write:
+   "response <n>\n" then n bytes: the JSON head ({"status", "headers"}),
+   '\n', the body. */
+static void send_response(const char *meta, size_t meta_len,
+                          const uint8_t *body, size_t body_len) {
+    char head[32];
+    size_t payload = meta_len + 1 + body_len;
+    int h = snprintf(head, sizeof head, "response %zu\n", payload);
+    size_t total = (size_t)h + payload;
+    char *buf = malloc(total);
+    if (!buf) {
+        fputs("qjs --serve: out of memory building a response\n", stderr);
+        return;
+    }
+    memcpy(buf, head, (size_t)h);
+    memcpy(buf + h, meta, meta_len);
+    buf[h + meta_len] = '\n';
+    if (body_len)
+        memcpy(buf + h + meta_len + 1, body, body_len);
+    fflush(stdout);
+    fflush(stderr);
+    write_all(ctl_fd, buf, total);
+    free(buf);
+}
+
+static void send_error(const char *text) {
+    static const char meta[] =
+        "{\"status\":500,\"headers\":[[\"content-type\",\"text/plain; charset=utf-8\"]]}";
+    send_response(meta, sizeof meta - 1, (const uint8_t *)text, strlen(text));
+}
+
+/* v = [meta, body, oom] from dispatch. */
+static void send_result(JSValueConst v) {
+    JSValue m = JS_GetPropertyUint32(ctx, v, 0);
+    JSValue b = JS_GetPropertyUint32(ctx, v, 1);
+    JSValue o = JS_GetPropertyUint32(ctx, v, 2);
+    size_t meta_len = 0, body_len = 0;
+    const char *meta = JS_IsString(m) ? JS_ToCStringLen(ctx, &meta_len, m) : NULL;
+    const uint8_t *body = NULL;
+    const char *str = NULL;
+    JSValue hold = JS_UNDEFINED;
+    if (meta && get_bytes(ctx, b, &body, &body_len, &str, &hold)) {
+        send_response(meta, meta_len, body, body_len);
+        release_bytes(ctx, str, hold);
     } else {
-        if (first < argc && strcmp(argv[first], "--") == 0)
-            first++;
-        if (first >= argc)
-            finish(usage());
+        report_pending_exception(ctx, "qjs --serve: bad response: ");
+        send_error("Internal Server Error: the response could not be encoded\n");
     }
-    const char *filename = want_repl ? "<repl>" : argv[first];
+    if (meta)
+        JS_FreeCString(ctx, meta);
+    if (JS_ToBool(ctx, o))
+        write_all(ctl_fd, "oom\n", 4);
+    JS_FreeValue(ctx, m);
+    JS_FreeValue(ctx, b);
+    JS_FreeValue(ctx, o);
+}
 
-    rt = JS_NewRuntime();
-    if (!rt) {
-        fputs("qjs: cannot allocate JS runtime\n", stderr);
-        finish(1);
-    }
-    const char *ss = getenv("QJS_STACK_SIZE");
-    JS_SetMaxStackSize(rt, ss && *ss ? (size_t)strtoull(ss, NULL, 10)
-                                     : (size_t)JS_STACK_SIZE);
-    const char *lim = getenv("QJS_MEMORY_LIMIT");
-    if (lim && *lim)
-        JS_SetMemoryLimit(rt, (size_t)strtoull(lim, NULL, 10));
-    JS_SetModuleLoaderFunc(rt, NULL, module_loader, NULL);
-    JS_SetHostPromiseRejectionTracker(rt, rejection_tracker, NULL);
-    ctx = JS_NewContext(rt);
-    if (!ctx) {
-        fputs("qjs: cannot allocate JS context\n", stderr);
-        finish(1);
-    }
+static int eval_file(const char *filename, bool serving, JSValue *exports);
 
-    /* bootstrap */
-    JSValue boot = JS_Eval(ctx, bootstrap_js, sizeof bootstrap_js - 1,
-                           "<qjs-bootstrap>", JS_EVAL_TYPE_GLOBAL);
-    if (JS_IsException(boot)) {
-        JSValue e = JS_GetException(ctx);
-        const char *s = JS_ToCString(ctx, e);
-        fprintf(stderr, "qjs: bootstrap failed: %s\n", s ? s : "?");
-        finish(70);
+static int serve(const char *filename) {
+    ctl_fd = open(REPL_CONTROL, O_WRONLY);
+    if (ctl_fd < 0) {
+        fputs("qjs: --serve runs only inside Sandbox Playground's handler bridge "
+              "(no " REPL_CONTROL ")\n", stderr);
+        return 2;
     }
-    JSValue bargs[3];
-    bargs[0] = JS_NewCFunction(ctx, js_write, "write", 2);
-    bargs[1] = JS_NewCFunction(ctx, js_exit, "exit", 1);
-    bargs[2] = JS_NewArray(ctx);
-    JS_SetPropertyUint32(ctx, bargs[2], 0, JS_NewString(ctx, "qjs"));
-    for (int i = first; i < argc; i++)
-        JS_SetPropertyUint32(ctx, bargs[2], (uint32_t)(i - first + 1),
-                             JS_NewString(ctx, argv[i]));
-    JSValue fns = JS_Call(ctx, boot, JS_UNDEFINED, 3, bargs);
-    if (JS_IsException(fns)) {
-        fputs("qjs: bootstrap failed\n", stderr);
-        finish(70);
+    repl_mode = true;
+    stdin_is_channel = true;
+    JSValue exports = JS_UNDEFINED;
+    int status = eval_file(filename, true, &exports);
+    if (status != 0)
+        return status;
+    JSValue r = JS_Call(ctx, fn_use_default, JS_UNDEFINED, 1, (JSValueConst *)&exports);
+    JS_FreeValue(ctx, exports);
+    if (JS_IsException(r)) {
+        report_pending_exception(ctx, "Uncaught ");
+        return 1;
     }
-    fn_format_error = JS_GetPropertyUint32(ctx, fns, 0);
-    fn_run_timer = JS_GetPropertyUint32(ctx, fns, 1);
-    fn_exit_code = JS_GetPropertyUint32(ctx, fns, 2);
-    fn_echo = JS_GetPropertyUint32(ctx, fns, 3);
-    JS_FreeValue(ctx, fns);
-    for (int i = 0; i < 3; i++)
-        JS_FreeValue(ctx, bargs[i]);
-    JS_FreeValue(ctx, boot);
+    JS_FreeValue(ctx, r);
+    r = JS_Call(ctx, fn_ready, JS_UNDEFINED, 0, NULL);
+    bool ok = JS_ToBool(ctx, r);
+    JS_FreeValue(ctx, r);
+    if (!ok)
+        return 1;
+    for (;;) {
+        fflush(stdout);
+        fflush(stderr);
+        size_t len;
+        char *frame = read_frame(&len);
+        if (!frame)
+            return 0;
+        char *nl = memchr(frame, '\n', len);
+        if (!nl) {
+            free(frame);
+            send_error("Bad Request: malformed frame\n");
+            continue;
+        }
+        JSValue args[2];
+        args[0] = JS_NewStringLen(ctx, frame, (size_t)(nl - frame));
+        args[1] = JS_NewUint8ArrayCopy(ctx, (const uint8_t *)nl + 1,
+                                       len - (size_t)(nl + 1 - frame));
+        free(frame);
+        JSValue p = JS_Call(ctx, fn_dispatch, JS_UNDEFINED, 2, (JSValueConst *)args);
+        JS_FreeValue(ctx, args[0]);
+        JS_FreeValue(ctx, args[1]);
+        if (JS_IsException(p)) {
+            report_pending_exception(ctx, "Uncaught ");
+            send_error("Internal Server Error\n");
+            continue;
+        }
+        repl_promise = p;
+        run_until(p);
+        forget_rejection(p);
+        repl_promise = JS_UNDEFINED;
+        switch (JS_PromiseState(ctx, p)) {
+        case JS_PROMISE_FULFILLED: {
+            JSValue v = JS_PromiseResult(ctx, p);
+            send_result(v);
+            JS_FreeValue(ctx, v);
+            break;
+        }
+        case JS_PROMISE_REJECTED: {
+            JSValue reason = JS_PromiseResult(ctx, p);
+            report(ctx, reason, "Uncaught ");
+            JS_FreeValue(ctx, reason);
+            send_error("Internal Server Error\n");
+            break;
+        }
+        default:
+            fputs("qjs --serve: the handler's promise never settled "
+                  "(nothing left to run)\n", stderr);
+            send_error("Internal Server Error: the handler never answered\n");
+            break;
+        }
+        JS_FreeValue(ctx, p);
+    }
+}
 
-    if (want_repl)
-        finish(repl());
+/* ---- running a file ----------------------------------------------------- */
 
+/* Compile and evaluate `filename` (script or module), then run jobs and
+   timers: all of them (run mode), or until the module's evaluation settled
+   (serve mode; *exports then holds the module's default export). Returns
+   the exit status (run mode: process.exitCode when all went well). */
+/* Run mode: a module whose default export has fetch() is a web app. */
+static void hint_if_served(JSModuleDef *mod) {
+    JSValue ns = JS_GetModuleNamespace(ctx, mod);
+    if (JS_IsException(ns)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return;
+    }
+    JSValue d = JS_GetPropertyStr(ctx, ns, "default");
+    JSValue f = JS_IsObject(d) ? JS_GetPropertyStr(ctx, d, "fetch") : JS_UNDEFINED;
+    if (JS_IsException(f) || JS_IsException(d))
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    else if (JS_IsFunction(ctx, f))
+        fputs("note: this program exports a fetch(request) handler: serve it "
+              "with `playground serve` to answer HTTP requests\n", stderr);
+    JS_FreeValue(ctx, f);
+    JS_FreeValue(ctx, d);
+    JS_FreeValue(ctx, ns);
+}
+
+static int eval_file(const char *filename, bool serving, JSValue *exports) {
     size_t len;
     char *src = read_file(filename, &len);
     if (!src) {
         fprintf(stderr, "qjs: cannot read file '%s'\n", filename);
-        finish(2);
+        return 2;
     }
 
     /* decide script vs module, compile */
@@ -764,19 +1651,26 @@ int main(int argc, char **argv) {
     free(src);
     if (JS_IsException(func)) {
         report_pending_exception(ctx, "Uncaught ");
-        finish(1);
+        return 1;
     }
 
     int status = 0;
     if (is_module) {
         set_import_meta(func, filename, true);
+        JSModuleDef *mod = JS_VALUE_GET_PTR(func);
         JSValue promise = JS_EvalFunction(ctx, func);
         if (JS_IsException(promise)) {
             report_pending_exception(ctx, "Uncaught ");
-            finish(1);
+            return 1;
         }
         forget_rejection(promise);
-        status = run_loop();
+        if (serving) {
+            repl_promise = promise;
+            run_until(promise);
+            repl_promise = JS_UNDEFINED;
+        } else {
+            status = run_loop();
+        }
         if (status == 0 && JS_IsPromise(promise)) {
             forget_rejection(promise);
             switch (JS_PromiseState(ctx, promise)) {
@@ -796,16 +1690,35 @@ int main(int argc, char **argv) {
             }
         }
         JS_FreeValue(ctx, promise);
+        if (!serving && status == 0)
+            hint_if_served(mod);
+        if (serving && status == 0) {
+            JSValue ns = JS_GetModuleNamespace(ctx, mod);
+            if (JS_IsException(ns)) {
+                report_pending_exception(ctx, "Uncaught ");
+                return 1;
+            }
+            *exports = JS_GetPropertyStr(ctx, ns, "default");
+            JS_FreeValue(ctx, ns);
+            if (JS_IsException(*exports)) {
+                *exports = JS_UNDEFINED;
+                report_pending_exception(ctx, "Uncaught ");
+                return 1;
+            }
+        }
     } else {
         JSValue r = JS_EvalFunction(ctx, func);
         if (JS_IsException(r)) {
             report_pending_exception(ctx, "Uncaught ");
-            finish(1);
+            return 1;
         }
         JS_FreeValue(ctx, r);
-        status = run_loop();
+        if (serving)
+            run_until(JS_UNDEFINED);
+        else
+            status = run_loop();
     }
-    if (status == 0) {
+    if (status == 0 && !serving) {
         JSValue v = JS_Call(ctx, fn_exit_code, JS_UNDEFINED, 0, NULL);
         int code = 0;
         if (!JS_IsException(v))
@@ -813,7 +1726,108 @@ int main(int argc, char **argv) {
         JS_FreeValue(ctx, v);
         status = code;
     }
-    /* No JS_FreeRuntime: the process ends here; freeing costs time. */
-    finish(status);
     return status;
+}
+
+static JSValue call_layer(const char *src, size_t len, const char *name,
+                          int argc, JSValue *argv) {
+    JSValue f = JS_Eval(ctx, src, len, name, JS_EVAL_TYPE_GLOBAL);
+    if (JS_IsException(f)) {
+        JSValue e = JS_GetException(ctx);
+        const char *s = JS_ToCString(ctx, e);
+        fprintf(stderr, "qjs: %s failed: %s\n", name, s ? s : "?");
+        finish(70);
+    }
+    JSValue fns = JS_Call(ctx, f, JS_UNDEFINED, argc, (JSValueConst *)argv);
+    if (JS_IsException(fns)) {
+        report_pending_exception(ctx, "qjs: setup failed: ");
+        finish(70);
+    }
+    JS_FreeValue(ctx, f);
+    for (int i = 0; i < argc; i++)
+        JS_FreeValue(ctx, argv[i]);
+    return fns;
+}
+
+enum Mode { MODE_RUN, MODE_REPL, MODE_SERVE };
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    setvbuf(stderr, errbuf, _IOFBF, sizeof errbuf);
+
+    int first = 1;
+    enum Mode mode = MODE_RUN;
+    if (first < argc && strcmp(argv[first], "--repl") == 0) {
+        mode = MODE_REPL;
+        first++;
+        if (first != argc)
+            finish(usage());
+    } else {
+        if (first < argc && strcmp(argv[first], "--serve") == 0) {
+            mode = MODE_SERVE;
+            first++;
+        }
+        if (first < argc && strcmp(argv[first], "--") == 0)
+            first++;
+        if (first >= argc)
+            finish(usage());
+    }
+    const char *filename = mode == MODE_REPL ? "<repl>" : argv[first];
+
+    rt = JS_NewRuntime();
+    if (!rt) {
+        fputs("qjs: cannot allocate JS runtime\n", stderr);
+        finish(1);
+    }
+    const char *ss = getenv("QJS_STACK_SIZE");
+    JS_SetMaxStackSize(rt, ss && *ss ? (size_t)strtoull(ss, NULL, 10)
+                                     : (size_t)JS_STACK_SIZE);
+    const char *lim = getenv("QJS_MEMORY_LIMIT");
+    if (lim && *lim)
+        JS_SetMemoryLimit(rt, (size_t)strtoull(lim, NULL, 10));
+    JS_SetModuleLoaderFunc(rt, NULL, module_loader, NULL);
+    JS_SetHostPromiseRejectionTracker(rt, rejection_tracker, NULL);
+    ctx = JS_NewContext(rt);
+    if (!ctx) {
+        fputs("qjs: cannot allocate JS context\n", stderr);
+        finish(1);
+    }
+
+    /* bootstrap: console, timers, process */
+    JSValue bargs[4];
+    bargs[0] = JS_NewCFunction(ctx, js_write, "write", 2);
+    bargs[1] = JS_NewCFunction(ctx, js_exit, "exit", 1);
+    bargs[2] = JS_NewArray(ctx);
+    JS_SetPropertyUint32(ctx, bargs[2], 0, JS_NewString(ctx, "qjs"));
+    for (int i = first; i < argc; i++)
+        JS_SetPropertyUint32(ctx, bargs[2], (uint32_t)(i - first + 1),
+                             JS_NewString(ctx, argv[i]));
+    JSValue fns = call_layer(bootstrap_js, sizeof bootstrap_js - 1,
+                             "<qjs-bootstrap>", 3, bargs);
+    fn_format_error = JS_GetPropertyUint32(ctx, fns, 0);
+    fn_run_timer = JS_GetPropertyUint32(ctx, fns, 1);
+    fn_exit_code = JS_GetPropertyUint32(ctx, fns, 2);
+    fn_echo = JS_GetPropertyUint32(ctx, fns, 3);
+    JS_FreeValue(ctx, fns);
+
+    /* the node-like layer: fs, require, process.env, Web-style Request/Response */
+    bargs[0] = make_native(ctx);
+    bargs[1] = JS_NewCFunction(ctx, js_write, "write", 2);
+    bargs[2] = JS_DupValue(ctx, fn_format_error);
+    bargs[3] = JS_NewString(ctx, mode == MODE_SERVE ? "serve" : mode == MODE_REPL ? "repl" : "run");
+    fns = call_layer(node_js, sizeof node_js - 1, "<qjs-node>", 4, bargs);
+    fn_use_default = JS_GetPropertyUint32(ctx, fns, 0);
+    fn_ready = JS_GetPropertyUint32(ctx, fns, 1);
+    fn_dispatch = JS_GetPropertyUint32(ctx, fns, 2);
+    JS_FreeValue(ctx, fns);
+
+    if (mode == MODE_REPL) {
+        stdin_is_channel = true;
+        finish(repl());
+    }
+    if (mode == MODE_SERVE)
+        finish(serve(filename));
+    /* No JS_FreeRuntime: the process ends here; freeing costs time. */
+    finish(eval_file(filename, false, NULL));
+    return 0;
 }
