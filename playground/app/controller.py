@@ -28,6 +28,7 @@ from playground.app.main_window import Example, LanguageChoice, MainWindow
 from playground.app.output_buffer import OutputBuffer
 from playground.app.repl_controller import ReplController, ReplView
 from playground.app.run_summary import Summary, human_duration, summarize_limit, summarize_result, summary_html
+from playground.app.service_controller import ServiceController, ServiceView
 from playground.app.tasks import BackgroundTasks
 from playground.app.themes import Theme, theme_named
 from playground.core import (
@@ -56,6 +57,9 @@ class View(Protocol):
 
     @property
     def repl(self) -> ReplView: ...
+
+    @property
+    def service(self) -> ServiceView: ...
 
     def set_languages(self, choices: Sequence[LanguageChoice]) -> None: ...
     def current_language(self) -> str: ...
@@ -96,6 +100,7 @@ class Controller:
         self.prefs = prefs_io.load(store)
         self._tasks = BackgroundTasks()
         self.repl = ReplController(sandbox, view.repl, self._current_limits, self._tasks)
+        self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks)
         self._inputs: dict[str, bytes] = {}
         self._path: Path | None = None
         self._run_task: asyncio.Task[None] | None = None
@@ -118,6 +123,11 @@ class Controller:
             submit=lambda code: self.repl.submit(self.view.current_language(), code),
             reset=lambda: self.repl.reset(self.view.current_language()),
             interrupt=self.repl.interrupt,
+        )
+        w.connect_service(
+            start=lambda: self.service.start(self.view.current_language(), self.view.code()),
+            stop=self.service.stop,
+            page_loaded=self.service.page_loaded,
         )
         w.connect_backends(self.refresh_backends)
         w.connect_limits(self._limits_changed)
@@ -411,6 +421,8 @@ class Controller:
             return
         self._closed = True
         self.repl.closed = True
+        self.service.closed = True
         await self._tasks.cancel_all()
+        await self.service.shutdown()
         await self.repl.shutdown()
         self.sandbox.close()

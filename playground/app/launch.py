@@ -18,7 +18,11 @@ def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> in
     The sandbox core runs on the Qt event loop through qasync; guest code runs
     in the backends' worker threads.
     """
+    from playground.app.webengine_env import prepare_webengine_env
+
+    prepare_webengine_env()  # QtWebEngine reads it once, when the (lazy) Service browser first starts
     import qasync  # type: ignore[import-untyped]
+    from PySide6.QtCore import QCoreApplication, Qt
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
@@ -29,6 +33,9 @@ def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> in
     from playground.app.main_window import MainWindow
     from playground.app.resources import resource_path
 
+    if QApplication.instance() is None:
+        # QtWebEngine is imported after the QApplication exists (lazily); it needs shared GL contexts.
+        QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     assert isinstance(app, QApplication)
     app.setOrganizationName(settings.ORGANIZATION)

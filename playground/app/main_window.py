@@ -34,6 +34,7 @@ from playground.app.limits_panel import LimitsPanel
 from playground.app.output_buffer import OutputBuffer
 from playground.app.output_view import OutputView
 from playground.app.repl_pane import ReplPane
+from playground.app.service_pane import ServicePane
 from playground.app.themes import LIGHT, THEMES, Theme, apply_theme
 from playground.core import DEFAULT_LIMITS, Diagnostic, Limits
 
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         self.limits = LimitsPanel(defaults)
         self.files = FilesPanel()
         self.repl = ReplPane()
+        self.service = ServicePane()
         self.backends = BackendsPanel()
 
         self.language = QComboBox()
@@ -109,6 +111,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.files, "Files")
         self.tabs.addTab(self.repl, "REPL")
         self.tabs.addTab(self.backends, "Backends")
+        self.tabs.addTab(self.service, "Service")
         main = QSplitter(Qt.Orientation.Horizontal)
         main.addWidget(left)
         main.addWidget(self.tabs)
@@ -150,6 +153,9 @@ class MainWindow(QMainWindow):
         self.run_action = self._action("&Run", ["Ctrl+Return", "Ctrl+Enter", "F5"], run_menu)
         self.stop_action = self._action("&Stop", ["Escape"], run_menu)
         self.stop_action.setEnabled(False)
+        run_menu.addSeparator()
+        self.serve_action = self._action("Ser&ve as a Web App", ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], run_menu)
+        self.serve_action.setToolTip("Run the program as a server in the sandbox and open it in the Service tab")
         self.run_button.clicked.connect(self.run_action.trigger)
         self.stop_button.clicked.connect(self.stop_action.trigger)
 
@@ -169,7 +175,7 @@ class MainWindow(QMainWindow):
         self.zoom_out_action = self._action("Zoom &Out", ["Ctrl+-"], view_menu)
         self.zoom_reset_action = self._action("&Reset Zoom", ["Ctrl+0"], view_menu)
         view_menu.addSeparator()
-        for index, name in enumerate(("Limits", "Files", "REPL", "Backends")):
+        for index, name in enumerate(("Limits", "Files", "REPL", "Backends", "Service")):
             action = self._action(f"Show {name}", [f"Alt+{index + 1}"], view_menu)
             action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
 
@@ -213,6 +219,17 @@ class MainWindow(QMainWindow):
         self.repl.input.submitted.connect(submit)
         self.repl.resetRequested.connect(reset)
         self.repl.input.interruptRequested.connect(interrupt)
+
+    def connect_service(self, *, start: Callable[[], None], stop: Callable[[], None],
+                        page_loaded: Callable[[bool], None]) -> None:
+        def serve() -> None:
+            self.show_tab("service")
+            start()
+
+        self.serve_action.triggered.connect(serve)
+        self.service.startRequested.connect(start)
+        self.service.stopRequested.connect(stop)
+        self.service.pageLoaded.connect(page_loaded)
 
     def connect_backends(self, refresh: Callable[[], None]) -> None:
         self.backends.refreshRequested.connect(refresh)
@@ -329,7 +346,8 @@ class MainWindow(QMainWindow):
         self.limits.set_texts(texts)
 
     def show_tab(self, name: str) -> None:
-        widget = {"limits": self.limits, "files": self.files, "repl": self.repl, "backends": self.backends}[name]
+        widget = {"limits": self.limits, "files": self.files, "repl": self.repl, "backends": self.backends,
+                  "service": self.service}[name]
         self.tabs.setCurrentWidget(widget)
 
     def set_input_files(self, sizes: Mapping[str, int]) -> None:
@@ -355,11 +373,13 @@ class MainWindow(QMainWindow):
         self.output.set_theme(theme)
         self.repl.set_theme(theme)
         self.backends.set_theme(theme)
+        self.service.set_theme(theme)
 
     def set_font_size(self, size: int) -> None:
         self.editor.set_font_size(size)
         self.output.set_font_size(size)
         self.repl.set_font_size(size)
+        self.service.set_font_size(size)
 
     def font_size(self) -> int:
         return self.editor.font_size()
@@ -367,4 +387,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closing.emit()
         self.highlighter.close()
+        self.service.release_browser()
         super().closeEvent(event)

@@ -47,6 +47,12 @@ class OutputBuffer:
             self._chunks.append((stream, data))
             self._pending += len(data)
 
+    def prepend(self, stream: Stream, data: bytes) -> None:
+        """Queue ``data`` before everything not yet drained (output from before a late subscription)."""
+        with self._lock:
+            self._chunks.appendleft((stream, data))
+            self._pending += len(data)
+
     def note(self, text: str) -> None:
         """Queue a note (e.g. "output truncated") after everything written so far."""
         with self._lock:

@@ -1,10 +1,13 @@
 """``ReplController``: one REPL session per language through the core's ``SessionManager``.
 
 Sessions start on the first input (so an idle pane costs nothing), run
-with the limits panel's values and ``auto_restart`` on: after a limit or
-an interrupt the next input runs in a fresh interpreter and the pane says
-``restarted``. Where no backend offers sessions for a language, the pane
-shows the core's ``Unsupported`` / ``BackendUnavailable`` reason.
+with the limits panel's values and ``auto_restart`` on. An eval's output
+streams into the pane as the guest writes it (``Session.eval``'s
+``on_output`` fills an ``OutputBuffer`` the pane drains); the status line
+then says what the eval used of its limits. After a limit or an interrupt
+the next input runs in a fresh interpreter and the pane says ``restarted``.
+Where no backend offers sessions for a language, the pane shows the core's
+``Unsupported`` / ``BackendUnavailable`` reason.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
-from playground.app.run_summary import summarize_limit
+from playground.app.output_buffer import OutputBuffer
+from playground.app.run_summary import limits_used, summarize_limit
 from playground.app.tasks import BackgroundTasks
 from playground.core import (
     LimitExceeded,
     Limits,
-    Result,
     Sandbox,
     SandboxError,
     Session,
@@ -36,6 +39,7 @@ class ReplView(Protocol):
     def set_busy(self, busy: bool) -> None: ...
     def set_available(self, available: bool) -> None: ...
     def append(self, text: str, kind: str) -> None: ...
+    def stream(self, buffer: OutputBuffer) -> None: ...
 
 
 class ReplController:
@@ -127,38 +131,39 @@ class ReplController:
             session = await self._session(language)
             if session is None:
                 return
+            buffer = OutputBuffer()
+            view.stream(buffer)
             try:
-                result = await session.eval(code)
+                result = await session.eval(code, on_output=buffer.write)
             except asyncio.CancelledError:
                 if not self.closed:
-                    view.append("interrupted: the interpreter was stopped; the next input starts a fresh one", "note")
+                    buffer.note("interrupted: the interpreter was stopped; the next input starts a fresh one")
                 return
-            except LimitExceeded as exc:
-                if exc.result is not None:
-                    self._show_output(exc.result)
+            except LimitExceeded as exc:  # its partial output has streamed already
+                if exc.result is not None and exc.result.truncated:
+                    buffer.note("[output truncated]")
                 note = summarize_limit(exc, session.limits).text
-                view.append(note + " The next input runs in a fresh interpreter.", "note")
+                buffer.note(note + " The next input runs in a fresh interpreter.")
                 return
             except SessionKilled as exc:
-                view.append(f"{exc}. Press Reset to start again.", "note")
+                buffer.note(f"{exc}. Press Reset to start again.")
                 return
             except SandboxError as exc:
-                view.append(str(exc), "stderr")
+                buffer.note(str(exc))
                 return
+            finally:
+                buffer.finish()
+            if result.truncated:
+                view.append("[output truncated]", "note")
             if result.restarted:
                 view.append("restarted: the previous interpreter died, so this ran in a fresh one", "note")
-            self._show_output(result)
             if result.exit_code:
                 view.append(f"exit {result.exit_code}", "note")
+            view.set_status(f"session running on {session.backend_name} · last eval: "
+                            f"{limits_used(result, session.limits)}")
         finally:
             if not self.closed:
                 view.set_busy(False)
-
-    def _show_output(self, result: Result) -> None:
-        self.view.append(result.stdout.decode("utf-8", errors="replace"), "stdout")
-        self.view.append(result.stderr.decode("utf-8", errors="replace"), "stderr")
-        if result.truncated:
-            self.view.append("[output truncated]", "note")
 
     async def _reset(self, language: str) -> None:
         session_id = self._session_ids.get(language)

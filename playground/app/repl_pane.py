@@ -1,13 +1,16 @@
-"""The REPL pane: one transcript and history per language, multi-line input.
+"""The REPL pane: one transcript and history per language, multi-line input, output streamed live.
 
 Enter submits, Shift+Enter inserts a newline, Up/Down walk the history when
 the cursor is on the first/last line. The controller owns the sessions and
-calls ``show_*``; the pane only shows and collects text.
+calls the setters; the pane only shows and collects text. An eval's output
+arrives in an ``OutputBuffer`` (filled on the guest's worker thread) that a
+timer on the GUI thread drains every ``FLUSH_MS``, so output appears while
+the eval still runs and a flood is painted in slices.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -20,10 +23,17 @@ from PySide6.QtWidgets import (
 )
 
 from playground.app.editor import monospace_font
+from playground.app.output_buffer import OutputBuffer
 from playground.app.text_styles import formats_for, recolour
 from playground.app.themes import LIGHT, Theme
+from playground.core import Stream
 
+#: At most this many characters of one entry (or of one eval's output) are shown.
 MAX_SHOWN = 64 * 1024
+FLUSH_MS = 40
+#: Characters drained per tick (the transcript is capped per eval, so this stays cheap).
+BATCH = 16 * 1024
+_KINDS = {Stream.STDOUT: "stdout", Stream.STDERR: "stderr", None: "note"}
 
 
 class ReplInput(QPlainTextEdit):
@@ -116,6 +126,14 @@ class ReplPane(QWidget):
         self._documents: dict[str, QTextDocument] = {}
         self._histories: dict[str, list[str]] = {}
         self._formats: dict[str, QTextCharFormat] = {}
+        self._stream: OutputBuffer | None = None
+        self._stream_document: QTextDocument | None = None
+        self._last_kind = ""
+        self._streamed = 0
+        self._stream_capped = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(FLUSH_MS)
+        self._timer.timeout.connect(self.flush)
         self.set_theme(LIGHT)
         self.set_font_size(11)
 
@@ -145,6 +163,9 @@ class ReplPane(QWidget):
         self.status.setText(text)
 
     def set_busy(self, busy: bool) -> None:
+        """``busy`` False also paints what is left of the eval's output: idle means the transcript is complete."""
+        if not busy:
+            self._drain_all()
         self._busy = busy
         self.input.setReadOnly(busy)
         self.reset_button.setEnabled(self._available and not busy)
@@ -158,17 +179,82 @@ class ReplPane(QWidget):
         return self.transcript.toPlainText()
 
     def append(self, text: str, kind: str) -> None:
-        """Add ``text`` (kind: code, stdout, stderr or note) to the visible transcript."""
+        """Add ``text`` (kind: code, stdout, stderr or note) to the visible transcript, on a line of its own.
+
+        Output still queued from a stream is painted first, so entries keep their order.
+        """
+        self._drain_all()
         if not text.strip("\n"):
             return
         if len(text) > MAX_SHOWN:
             text = text[:MAX_SHOWN] + f"\n[… {len(text) - MAX_SHOWN} more characters not shown]"
         if kind == "code":
             text = "\n".join((">>> " if i == 0 else "... ") + line for i, line in enumerate(text.split("\n")))
-        cursor = QTextCursor(self.transcript.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor = self._end_cursor()
         if cursor.block().text():  # every entry starts on a line of its own
             cursor.insertText("\n")
         cursor.insertText(text.rstrip("\n"), self._formats[kind])
+        self._scroll_to_end()
+
+    # -- streamed output ------------------------------------------------------
+
+    def stream(self, buffer: OutputBuffer) -> None:
+        """Paint ``buffer`` as it fills (one eval's output and notes) until it is finished and drained."""
+        self._drain_all()
+        self._stream = buffer
+        self._stream_document = self.transcript.document()  # stays this language's, even if the user switches
+        self._streamed = 0
+        self._stream_capped = False
+        self._last_kind = ""
+        self._timer.start()
+
+    @property
+    def streaming(self) -> bool:
+        return self._stream is not None
+
+    def flush(self, budget: int = BATCH) -> None:
+        """Paint the next slice of the stream (the timer calls this)."""
+        buffer, document = self._stream, self._stream_document
+        if buffer is None or document is None:
+            self._timer.stop()
+            return
+        pieces = buffer.drain(budget)
+        if pieces:
+            cursor = QTextCursor(document)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.beginEditBlock()
+            for piece in pieces:
+                text = piece.text
+                if piece.stream is not None:
+                    if self._stream_capped:
+                        continue
+                    if self._streamed + len(text) > MAX_SHOWN:
+                        text = text[: MAX_SHOWN - self._streamed] + "\n[… further output of this eval not shown]"
+                        self._stream_capped = True
+                    self._streamed += len(piece.text)
+                else:
+                    text = text.rstrip("\n")
+                # Output starts below the code, a note on a line of its own; later output continues the line.
+                if cursor.block().text() and (piece.stream is None or self._last_kind in ("", "note")):
+                    cursor.insertText("\n")
+                cursor.insertText(text, self._formats[_KINDS[piece.stream]])
+                self._last_kind = _KINDS[piece.stream]
+            cursor.endEditBlock()
+            if document is self.transcript.document():
+                self._scroll_to_end()
+        if buffer.done:
+            self._timer.stop()
+            self._stream = self._stream_document = None
+
+    def _drain_all(self) -> None:
+        while self._stream is not None:
+            self.flush(budget=1 << 30)
+
+    def _end_cursor(self) -> QTextCursor:
+        cursor = QTextCursor(self.transcript.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        return cursor
+
+    def _scroll_to_end(self) -> None:
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())

@@ -75,6 +75,17 @@ def usage_text(result: Result) -> str:
     return " · ".join(parts)
 
 
+def limits_used(result: Result, limits: Limits | None) -> str:
+    """What an execution used against its limits: ``3 ms of 10s wall time · peak 11.2 MiB of 128M memory``."""
+    usage = result.usage
+    parts = [f"{human_duration(usage.wall)} of {limit_value(limits, 'wall_time')} wall time"]
+    if usage.peak_memory:
+        parts.append(f"peak {human_size(usage.peak_memory)} of {limit_value(limits, 'memory')} memory")
+    if usage.fs_bytes:
+        parts.append(f"{human_size(usage.fs_bytes)} of {limit_value(limits, 'fs_quota')} files")
+    return " · ".join(parts)
+
+
 def summarize_result(result: Result) -> Summary:
     kind = "ok" if result.exit_code == 0 else "failed"
     text = f"exit {result.exit_code} · {usage_text(result)}"

@@ -19,23 +19,25 @@ def submit(playground: Playground, code: str) -> None:
     assert not repl.input.isReadOnly()
 
 
-def test_python_session_keeps_state_across_two_evals_or_says_why_not(playground: Playground) -> None:
+def test_python_session_keeps_state_across_two_evals(playground: Playground) -> None:
+    """A real Wasm CPython session: ``x = 41`` then ``x + 1`` shows 42; history, reset, limits used."""
     playground.select("python")
     playground.window.show_tab("repl")
     repl = playground.window.repl
+    assert playground.controller.sandbox.status("python").backend == "wasm"
     submit(playground, "x = 41")
     transcript = repl.transcript_text()
-    if "No REPL for python" in transcript:
-        # Sessions are not offered by any backend here yet: the pane must say why, not crash.
-        assert "REPL" in transcript and ("no backend" in transcript or "cannot run" in transcript), transcript
-        assert "No REPL" in repl.status.text()
-        assert not repl.input.isEnabled()
-        return
+    assert "No REPL" not in transcript, transcript
+    assert "session running on wasm" in repl.status.text(), repl.status.text()
+    submit(playground, "x + 1")
+    assert repl.transcript_text().split(">>> x + 1")[-1].strip() == "42", repl.transcript_text()
+    status = repl.status.text()
+    assert "last eval:" in status and "of 10s wall time" in status and "memory" in status, status
     submit(playground, "def f(n):\n    return x + n\n")
     submit(playground, "f(1)")
     transcript = repl.transcript_text()
     assert ">>> x = 41" in transcript and "42" in transcript.split(">>> f(1)")[-1], transcript
-    assert repl.input.history == ["x = 41", "def f(n):\n    return x + n\n", "f(1)"]
+    assert repl.input.history == ["x = 41", "x + 1", "def f(n):\n    return x + n\n", "f(1)"]
     playground.qtbot.keyClick(repl.input, Qt.Key.Key_Up)
     assert repl.input.toPlainText() == "f(1)"
     playground.qtbot.keyClick(repl.input, Qt.Key.Key_Down)
@@ -44,6 +46,19 @@ def test_python_session_keeps_state_across_two_evals_or_says_why_not(playground:
     playground.qtbot.waitUntil(lambda: "session reset" in repl.transcript_text(), timeout=60_000)
     submit(playground, "print(x)")
     assert "NameError" in repl.transcript_text().split(">>> print(x)")[-1]
+
+
+def test_python_output_streams_while_the_eval_runs(playground: Playground) -> None:
+    playground.select("python")
+    repl = playground.window.repl
+    submit(playground, "import time")
+    repl.input.setPlainText("for i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(0.6)\n")
+    playground.qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    playground.qtbot.waitUntil(lambda: "tick 0" in repl.transcript_text(), timeout=30_000)
+    assert playground.controller.repl.busy and "tick 2" not in repl.transcript_text()  # shown mid-eval
+    playground.qtbot.waitUntil(lambda: not playground.controller.repl.busy, timeout=30_000)
+    after = repl.transcript_text().split("time.sleep(0.6)")[-1]
+    assert [line for line in after.splitlines() if line.strip(". ")] == ["tick 0", "tick 1", "tick 2"], after
 
 
 def test_shift_enter_inserts_a_newline_instead_of_submitting(playground: Playground) -> None:
@@ -70,8 +85,8 @@ def test_a_language_that_cannot_run_shows_the_reason_in_the_pane(playground: Pla
 def test_repl_flow_with_a_scripted_session_backend(qtbot: QtBot, qloop: object, settings_file: Path) -> None:
     """The pane's own logic (state, restart notice, reset) with the core's scripted session backend.
 
-    The real Wasm backend offers no sessions yet; this covers what the pane
-    does with a session until the test above can exercise it for real.
+    Scripted, so restarts, interrupts and the timing of streamed output are
+    deterministic; the tests above use real Wasm sessions.
     """
     from playground.core import Pack, Sandbox, WasmSpec
     from tests.fake_backend import FakeSessionBackend
@@ -86,6 +101,13 @@ def test_repl_flow_with_a_scripted_session_backend(qtbot: QtBot, qloop: object, 
         submit(pg, "set x 41")
         submit(pg, "get x")
         assert "41" in repl.transcript_text().split(">>> get x")[-1]
+        repl.input.setPlainText("get x\nsleep 1\nset x 42\nget x")  # output streams before the eval ends
+        qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: repl.transcript_text().endswith("... get x\n41\n"), timeout=5_000)
+        assert pg.controller.repl.busy
+        qtbot.waitUntil(lambda: not pg.controller.repl.busy, timeout=5_000)
+        assert repl.transcript_text().endswith("... get x\n41\n42\n"), repl.transcript_text()
+        assert "last eval:" in repl.status.text()
         submit(pg, "die")
         submit(pg, "get x")
         after = repl.transcript_text().split(">>> get x")[-1]
