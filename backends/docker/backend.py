@@ -37,6 +37,20 @@ Beyond ``run``: REPL sessions (``open_session``, bash and node, see
 proxy, see ``egress`` and ``networks``). ``Spec.net=None`` keeps
 ``network_mode=none``.
 
+Host services and guests on a network: a container on one of our internal
+networks (a served guest, a ``NetPolicy`` run) has a route to the bridge's
+gateway, which is the host; without a firewall it could connect to any host
+service listening on that address or on a wildcard address (a database, SSH,
+a dev server). When this process may (root, i.e. CAP_NET_ADMIN, a working
+``iptables``, a rootful daemon whose bridges are in our network namespace),
+each such network gets a firewall chain that refuses everything from the
+guest to the host except the run's egress proxy (``hostfirewall``). When it
+may not (a user in the ``docker`` group, rootless Docker, Podman, no
+iptables), serving and ``NetPolicy`` runs are refused with the reason, unless
+``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1`` accepts that guests may reach host
+services; ``diagnostics()`` says which case applies. Plain runs
+(``network_mode=none``) and REPL sessions need no firewall.
+
 Cancellation: cancelling the awaiting task makes the worker kill the
 container within ``POLL`` seconds; ``run`` waits for the worker (and so for
 the container's removal) before ``CancelledError`` leaves. Cancelling twice
@@ -72,6 +86,7 @@ from backends.docker.engine import (
     ImagePullFailed,
     version_tuple,
 )
+from backends.docker.hostfirewall import ALLOW_ENV, Detection, detect, host_reach_allowed
 from backends.docker.images import ImageResolver, config_path, env_var
 from backends.docker.profile import hardening_profile, on_network
 from backends.docker.serve import DockerGuestService, start_guest_service
@@ -172,6 +187,7 @@ class DockerBackend:
         self._sessions: weakref.WeakSet[DockerGuestSession] = weakref.WeakSet()
         self._reapers: set[threading.Thread] = set()
         self._services: weakref.WeakSet[DockerGuestService] = weakref.WeakSet()
+        self._isolation: tuple[str, Detection] | None = None
 
     @property
     def name(self) -> str:
@@ -219,6 +235,35 @@ class DockerBackend:
                     raise BackendUnavailable(f"docker: {exc}") from exc
                 self._engine_url = probe.endpoint.url
             return self._engine, probe.info, probe
+
+    def _host_isolation(self) -> Detection:
+        """Whether (and with which firewall) the host can be shielded from our networks; cached per daemon."""
+        probe = self._probe.get()
+        endpoint = probe.endpoint
+        if endpoint is None or probe.info is None:
+            return Detection(reason=probe.reason or "no daemon")
+        with self._lock:
+            if self._isolation is not None and self._isolation[0] == endpoint.url:
+                return self._isolation[1]
+        path = endpoint.socket_path
+        if path is None:
+            found = Detection(reason=f"the daemon at {endpoint.url} is not local: cannot firewall its bridges")
+        else:
+            rootless = "rootless" in endpoint.source.lower() or path.startswith("/run/user/")
+            found = detect(rootless=rootless)
+        with self._lock:
+            self._isolation = (endpoint.url, found)
+        return found
+
+    def _host_reach_reason(self) -> str | None:
+        """None when guests on a network may be started; else why not (the host cannot be shielded)."""
+        found = self._host_isolation()
+        if found.firewall is not None or host_reach_allowed():
+            return None
+        return (
+            f"guests on serve/network mode could reach host services on the bridge gateway: {found.reason}. "
+            f"Run as root (so the backend can firewall its bridges), or set {ALLOW_ENV}=1 to accept the risk"
+        )
 
     def _image_present(self, image: str) -> bool:
         cached = self._images.get(image)
@@ -296,10 +341,14 @@ class DockerBackend:
     async def _run_with_network(self, request: Request, policy: NetPolicy) -> Outcome:
         pool = self._pool()
         engine, _, _ = await asyncio.to_thread(self._connected)
+        why = await asyncio.to_thread(self._host_reach_reason)
+        if why is not None:
+            raise BackendUnavailable(f"docker: {why}")
+        firewall = self._host_isolation().firewall
         failed: LimitExceeded | None = None
         try:
             async with guest_egress(
-                engine, policy, resolver=self._net_resolver, connector=self._net_connector
+                engine, policy, resolver=self._net_resolver, connector=self._net_connector, firewall=firewall
             ) as (access, egress):
                 try:
                     outcome = await in_worker(pool, lambda ctl: self._execute(request, ctl, access))
@@ -550,8 +599,9 @@ class DockerBackend:
     # -- serving ------------------------------------------------------------
 
     def serve_unavailable_reason(self, pack: Pack) -> str | None:
-        """Any pack this backend can run can serve (on its own internal network)."""
-        return self.unavailable_reason(pack)
+        """Any pack this backend can run can serve (on its own internal network), when the host can be
+        shielded from that network (or ``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1`` says not to care)."""
+        return self.unavailable_reason(pack) or self._host_reach_reason()
 
     async def serve(self, request: ServeRequest) -> GuestService:
         """Start the guest server; see ``backends.docker.serve``.
@@ -560,7 +610,8 @@ class DockerBackend:
         before ``CancelledError`` leaves.
 
         Raises:
-            BackendUnavailable: no daemon, no image, the daemon refused, or the backend is closed.
+            BackendUnavailable: no daemon, no image, the daemon refused, the host cannot be
+                shielded from the guest's network (see the module docs), or the backend is closed.
         """
         if request.spec.net is not None:
             raise Unsupported("docker: a network policy for a served guest is not implemented yet")
@@ -568,10 +619,16 @@ class DockerBackend:
 
         def start(ctl: _RunControl) -> DockerGuestService:
             engine, info, _ = self._connected()
+            why = self._host_reach_reason()
+            if why is not None:
+                raise BackendUnavailable(f"docker: {why}")
+            firewall = self._host_isolation().firewall
             image = self._ensure_image(engine, request.pack, None, ctl)
             ctl.check()
             try:
-                service = start_guest_service(engine, image=image, kind=info.kind, request=request, loop=loop)
+                service = start_guest_service(
+                    engine, image=image, kind=info.kind, request=request, loop=loop, firewall=firewall
+                )
             except EngineError as exc:
                 raise BackendUnavailable(f"docker: could not start the service: {exc}") from exc
             if ctl.cancelled.is_set():
@@ -618,7 +675,8 @@ class DockerBackend:
     # -- doctor -------------------------------------------------------------
 
     def diagnostics(self) -> list[Diagnostic]:
-        """Daemon, API version, Docker or Podman, and each pack's image, with fix hints.
+        """Daemon, API version, Docker or Podman, host isolation of networked guests, and each pack's image,
+        with fix hints.
 
         Every line is ``required=False``: the Docker tier is optional.
         """
@@ -637,7 +695,8 @@ class DockerBackend:
                     f"API {info.api_version}"
                 ),
                 required=False,
-            )
+            ),
+            self._isolation_diagnostic(),
         ]
         for pack in self._packs:
             image, source = self._resolver.resolve(pack)
@@ -657,3 +716,34 @@ class DockerBackend:
                 )
             )
         return lines
+
+    def _isolation_diagnostic(self) -> Diagnostic:
+        found = self._host_isolation()
+        name = "docker host isolation"
+        if found.firewall is not None:
+            tables = found.firewall.tables
+            return Diagnostic(
+                name=name,
+                ok=True,
+                detail=(
+                    "serving and network-policy guests are firewalled from host services "
+                    f"({tables.iptables}{', ' + tables.ip6tables if tables.ip6tables else ''})"
+                ),
+                required=False,
+            )
+        detail = f"guests on serve/network mode can reach host services on the bridge gateway: {found.reason}"
+        if host_reach_allowed():
+            return Diagnostic(
+                name=name,
+                ok=False,
+                detail=f"{detail}; allowed by {ALLOW_ENV}=1",
+                hint="run as root (CAP_NET_ADMIN, iptables, rootful Docker) so the bridges can be firewalled",
+                required=False,
+            )
+        return Diagnostic(
+            name=name,
+            ok=False,
+            detail=f"{detail}; serving and network-policy runs are refused",
+            hint=f"run as root (CAP_NET_ADMIN, iptables, rootful Docker), or set {ALLOW_ENV}=1 to accept the risk",
+            required=False,
+        )

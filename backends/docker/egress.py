@@ -1,14 +1,17 @@
 """A run's way out when ``Spec.net`` is a ``NetPolicy``: an internal network plus the host's egress proxy.
 
 The run's container joins a fresh ``internal`` network (``networks``): the
-host forwards nothing from it anywhere. The only thing it can usefully reach
-is ``playground.net``'s egress proxy, bound on that network's gateway (the
+host forwards nothing from it anywhere. The only thing it can reach is
+``playground.net``'s egress proxy, bound on that network's gateway (the
 host's address on the bridge), which enforces the policy, resolves names
-itself with SSRF guards and logs every request. The guest learns the proxy
-from ``HTTP_PROXY``/``HTTPS_PROXY`` (and lower-case, ``ALL_PROXY``), whose
-URL carries a per-run random token: the gateway addresses of all our
-networks are host addresses, so another guest could reach this proxy too,
-but without the token it gets 407.
+itself with SSRF guards and logs every request: the network's firewall chain
+(``hostfirewall``) lets TCP to that one port through and refuses everything
+else addressed to the host. The guest learns the proxy from
+``HTTP_PROXY``/``HTTPS_PROXY`` (and lower-case, ``ALL_PROXY``), whose URL
+carries a per-run random token: should the host not be firewalled (no root,
+and ``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1``), the gateway addresses of all
+our networks are host addresses, so another guest could reach this proxy
+too, but without the token it gets 407.
 
 Clients that ignore proxy variables get nothing (no route leaves the host):
 curl, wget, Python's urllib/requests/pip honour them; Node 18's ``http`` and
@@ -18,15 +21,20 @@ curl, wget, Python's urllib/requests/pip honour them; Node 18's ``http`` and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from backends.docker.engine import Engine
-from backends.docker.networks import create_guest_network, remove_guest_network
+from backends.docker.hostfirewall import HostFirewall
+from backends.docker.networks import create_guest_network, isolate_from_host, remove_guest_network
 from playground.core import NetLogEntry, NetPolicy
 from playground.net import Connector, EgressProxy, Resolver, start_egress_proxy
+
+T = TypeVar("T")
 
 #: The user name in the proxy URL (the proxy checks only the password).
 PROXY_USER = "sandbox"
@@ -58,23 +66,50 @@ class EgressLog:
     entries: tuple[NetLogEntry, ...] = ()
 
 
+async def _finish_in_thread(job: Callable[[], T]) -> tuple[T, bool]:
+    """Run ``job`` in a thread to its end even if we are cancelled meanwhile; return its result and
+    whether we were cancelled (then the caller cleans up and re-raises ``CancelledError``).
+
+    So a network is never created, nor a firewall chain installed, behind the cleanup's back.
+    """
+    future = asyncio.ensure_future(asyncio.to_thread(job))
+    try:
+        return await asyncio.shield(future), False
+    except asyncio.CancelledError:
+        while not future.done():
+            with contextlib.suppress(asyncio.CancelledError):  # re-raised by the caller
+                await asyncio.shield(future)
+        return future.result(), True
+
+
 @asynccontextmanager
 async def guest_egress(
-    engine: Engine, policy: NetPolicy, *, resolver: Resolver | None, connector: Connector | None
+    engine: Engine,
+    policy: NetPolicy,
+    *,
+    resolver: Resolver | None,
+    connector: Connector | None,
+    firewall: HostFirewall | None = None,
 ) -> AsyncIterator[tuple[NetAccess, EgressLog]]:
-    """Create the network, start the proxy on its gateway; on exit stop the proxy, then remove the network.
+    """Create the network, start the proxy on its gateway, shield the host from the network except
+    for that proxy's port (with ``firewall``); on exit stop the proxy, then remove the network and its chain.
 
     ``EgressLog.entries`` is final once the block has exited.
     """
-    network = await asyncio.to_thread(create_guest_network, engine, "run")
+    network, cancelled = await _finish_in_thread(lambda: create_guest_network(engine, "run", firewall=firewall))
     result = EgressLog()
     try:
+        if cancelled:
+            raise asyncio.CancelledError()
         token = secrets.token_urlsafe(24)
         proxy: EgressProxy = await start_egress_proxy(
             policy, resolver=resolver, connector=connector, bind=network.gateway, proxy_token=token
         )
         try:
             host, port = proxy.address
+            _, cancelled = await _finish_in_thread(lambda: isolate_from_host(network, proxy_port=port))
+            if cancelled:
+                raise asyncio.CancelledError()
             yield NetAccess(network=network.name, env=proxy_env(host, port, token)), result
         finally:
             await proxy.stop()

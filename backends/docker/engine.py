@@ -23,6 +23,7 @@ import docker  # type: ignore[import-untyped]
 import docker.errors  # type: ignore[import-untyped]
 import requests
 
+from backends.docker.hostfirewall import BRIDGE_OPTION
 from backends.docker.profile import LABEL, EngineKind
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,8 @@ class NetworkInfo:
     name: str
     subnets: tuple[str, ...]
     internal: bool
+    #: The bridge interface's name when the network was created with one (``com.docker.network.bridge.name``).
+    bridge: str = ""
 
 
 class NetworkOverlap(EngineError):
@@ -391,8 +394,16 @@ class Engine:
                 return
             raise
 
-    def create_network(self, name: str, *, subnet: str, gateway: str, labels: Mapping[str, str]) -> str:
-        """Create an ``internal`` bridge network on ``subnet``; return its id.
+    def create_network(
+        self,
+        name: str,
+        *,
+        subnet: str,
+        gateway: str,
+        labels: Mapping[str, str],
+        options: Mapping[str, str] | None = None,
+    ) -> str:
+        """Create an ``internal`` bridge network on ``subnet`` with driver ``options``; return its id.
 
         Raises:
             NetworkOverlap: the subnet clashes with an existing network.
@@ -407,6 +418,7 @@ class Engine:
                     internal=True,
                     ipam=docker.types.IPAMConfig(pool_configs=[pool]),
                     labels=dict(labels),
+                    options=dict(options or {}),
                     check_duplicate=True,
                 )
         except EngineError as exc:
@@ -434,9 +446,15 @@ class Engine:
         for net in found:
             configs = (net.get("IPAM") or {}).get("Config") or []
             subnets = tuple(str(c["Subnet"]) for c in configs if isinstance(c, Mapping) and c.get("Subnet"))
+            options = net.get("Options") or {}
             result.append(
-                NetworkInfo(id=str(net["Id"]), name=str(net.get("Name", "")), subnets=subnets,
-                            internal=bool(net.get("Internal")))
+                NetworkInfo(
+                    id=str(net["Id"]),
+                    name=str(net.get("Name", "")),
+                    subnets=subnets,
+                    internal=bool(net.get("Internal")),
+                    bridge=str(options.get(BRIDGE_OPTION, "")) if isinstance(options, Mapping) else "",
+                )
             )
         return result
 

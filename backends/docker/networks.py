@@ -12,9 +12,17 @@ drops packets entering the bridge from outside its subnet and leaving it for
 outside, and ``FORWARD`` defaults to DROP - but the container still has a
 default route via the gateway, and the gateway is the host itself: host
 services listening on the gateway address or on a wildcard address are
-reachable from the container. That is how the egress proxy is reached; it
-also means a guest with a network can knock on the host's wildcard-bound
-services (see the backend's docs).
+reachable from the container. That is how the egress proxy is reached.
+
+So each network gets a known bridge name (``pgbr-<token>``) and, when we
+may (``hostfirewall``), a firewall chain that lets nothing from the bridge
+reach the host except replies to the host's own connections and, for a
+``NetPolicy`` run, TCP to its egress proxy (``isolate_from_host``, called
+before any container joins). ``GuestNetwork.firewall`` is None when the
+backend could not shield the host and the user accepted that
+(``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1``). ``remove_guest_network`` removes
+the chain and the network; stale chains of crashed runs are swept at the next
+network creation.
 """
 
 from __future__ import annotations
@@ -28,6 +36,14 @@ from pathlib import Path
 from typing import Final
 
 from backends.docker.engine import Engine, EngineError, NetworkOverlap
+from backends.docker.hostfirewall import (
+    BRIDGE_OPTION,
+    TOKEN_LENGTH,
+    FirewallError,
+    HostFirewall,
+    bridge_name,
+    host_reach_allowed,
+)
 from backends.docker.profile import LABEL
 
 log = logging.getLogger(__name__)
@@ -77,20 +93,29 @@ def pick_subnet(taken: Iterable[ipaddress.IPv4Network], start: int) -> ipaddress
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GuestNetwork:
-    """One internal network we created: ``name``, ``id``, ``subnet`` and the host's ``gateway`` address."""
+    """One internal network we created: ``name``, ``id``, ``subnet``, the host's ``gateway`` address,
+    its ``bridge`` interface and the ``firewall`` that guards it (None: the host is not shielded)."""
 
     id: str
     name: str
     subnet: ipaddress.IPv4Network
     gateway: str
+    bridge: str = ""
+    firewall: HostFirewall | None = None
 
 
-def create_guest_network(engine: Engine, purpose: str) -> GuestNetwork:
-    """Create an internal network on a free subnet.
+def create_guest_network(engine: Engine, purpose: str, *, firewall: HostFirewall | None = None) -> GuestNetwork:
+    """Create an internal network on a free subnet, with a bridge named after its token.
+
+    With ``firewall``, stale chains of networks that are gone are swept first;
+    the new network is not guarded yet: call ``isolate_from_host`` before a
+    container joins it.
 
     Raises:
         EngineError: the daemon refused, or no free subnet was found.
     """
+    if firewall is not None:
+        firewall.sweep(lambda: {n.bridge for n in engine.networks() if n.bridge})
     taken: list[ipaddress.IPv4Network] = host_routes()
     for info in engine.networks():
         for text in info.subnets:
@@ -106,19 +131,56 @@ def create_guest_network(engine: Engine, purpose: str) -> GuestNetwork:
         if subnet is None:
             break
         gateway = str(subnet.network_address + 1)
-        name = f"{NAME_PREFIX}{purpose}-{secrets.token_hex(6)}"
+        token = secrets.token_hex(TOKEN_LENGTH // 2)
+        name = f"{NAME_PREFIX}{purpose}-{token}"
+        bridge = bridge_name(token)
         try:
-            network_id = engine.create_network(name, subnet=str(subnet), gateway=gateway, labels={LABEL: purpose})
+            network_id = engine.create_network(
+                name, subnet=str(subnet), gateway=gateway, labels={LABEL: purpose}, options={BRIDGE_OPTION: bridge}
+            )
         except NetworkOverlap:
             taken.append(subnet)  # someone took it meanwhile
             continue
-        return GuestNetwork(id=network_id, name=name, subnet=subnet, gateway=gateway)
+        return GuestNetwork(
+            id=network_id, name=name, subnet=subnet, gateway=gateway, bridge=bridge, firewall=firewall
+        )
     raise EngineError(f"no free /{PREFIX} subnet left in {POOL} for a {purpose} network")
 
 
+def isolate_from_host(network: GuestNetwork, *, proxy_port: int | None = None) -> None:
+    """Firewall the host off from ``network``, letting through only TCP to ``proxy_port`` on the gateway.
+
+    Call it before any container joins. Nothing to do without a firewall.
+
+    Raises:
+        EngineError: the guard could not be installed (and the user did not set
+            ``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1``; with it, a warning is logged instead).
+    """
+    if network.firewall is None:
+        return
+    try:
+        network.firewall.guard(network.bridge, gateway=network.gateway, proxy_port=proxy_port)
+    except FirewallError as exc:
+        if host_reach_allowed():
+            log.warning("guests on %s can reach host services (%s); allowed by the environment", network.name, exc)
+            return
+        raise EngineError(
+            f"could not shield the host from the guest network {network.name}: {exc} "
+            "(set PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1 to go on without it, at your risk)"
+        ) from exc
+
+
 def remove_guest_network(engine: Engine, network: GuestNetwork) -> None:
-    """Remove the network; never raises (a failure is logged: it leaks only an address range)."""
+    """Remove the network, then its firewall chain; never raises (a failure is logged).
+
+    When the network cannot be removed (a container may still be on it) the
+    chain stays, so the host stays shielded; the next network creation sweeps
+    it once the network is gone.
+    """
     try:
         engine.remove_network(network.id)
     except EngineError:
-        log.warning("could not remove network %s", network.name, exc_info=True)
+        log.warning("could not remove network %s; its firewall chain stays", network.name, exc_info=True)
+        return
+    if network.firewall is not None:
+        network.firewall.unguard(network.bridge)

@@ -2,7 +2,8 @@
 
 The container is set up like a run (inputs through the stdin tar, see
 ``wrapper.serve_script``) with three differences: it sits on a fresh
-``internal`` network (``networks``) instead of ``network_mode=none``,
+``internal`` network (``networks``; firewalled off from the host's own
+services by ``hostfirewall`` when we may) instead of ``network_mode=none``,
 RLIMIT_CPU is left out (the service's TTL bounds its life), and the program
 is ``exec``'d, so there is no trailer and no ``/out``. The host-side proxy
 reaches it at its address on that network (``upstream``). Guest
@@ -22,7 +23,8 @@ import threading
 from typing import Final
 
 from backends.docker.engine import Attachment, ContainerState, Engine, EngineError
-from backends.docker.networks import GuestNetwork, create_guest_network, remove_guest_network
+from backends.docker.hostfirewall import HostFirewall
+from backends.docker.networks import GuestNetwork, create_guest_network, isolate_from_host, remove_guest_network
 from backends.docker.profile import EngineKind, long_lived_profile, on_network
 from backends.docker.wrapper import input_archive, serve_script
 from playground.core import LogBuffer, MemoryLimitExceeded, Outcome, ServeError, ServeRequest, TCPAddress
@@ -127,17 +129,25 @@ class DockerGuestService:
 
 
 def start_guest_service(
-    engine: Engine, *, image: str, kind: EngineKind, request: ServeRequest, loop: asyncio.AbstractEventLoop
+    engine: Engine,
+    *,
+    image: str,
+    kind: EngineKind,
+    request: ServeRequest,
+    loop: asyncio.AbstractEventLoop,
+    firewall: HostFirewall | None = None,
 ) -> DockerGuestService:
-    """Create the network and the container, start it, feed its inputs (blocking).
+    """Create the network (shielding the host from it with ``firewall``) and the container, start it,
+    feed its inputs (blocking).
 
-    On any failure the container and the network are removed before the error leaves.
+    On any failure the container and the network (and its firewall chain) are removed before the error leaves.
     """
     spec = request.pack.docker
     assert spec is not None
-    network = create_guest_network(engine, "serve")
+    network = create_guest_network(engine, "serve", firewall=firewall)
     container: str | None = None
     try:
+        isolate_from_host(network)
         archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin, secrets.token_hex(16))
         argv = ["/bin/sh", "-c", serve_script(spec, request.spec.args)]
         profile = on_network(long_lived_profile(request.limits, spec, kind), network.name)

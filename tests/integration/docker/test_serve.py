@@ -103,7 +103,8 @@ async def test_the_guest_network_is_internal_and_isolated(sandbox: Sandbox, engi
         )
         if rules.returncode != 0:
             pytest.skip(f"cannot read iptables: {rules.stderr.strip()}")
-        bridge = "br-" + network.id[:12]
+        bridge = network.bridge
+        assert bridge.startswith("pgbr-") and len(bridge) <= 15
         # Docker drops everything entering the bridge from outside the subnet and leaving it for outside.
         assert f"! -d {network.subnet} -i {bridge} -j DROP" in rules.stdout
         assert f"! -s {network.subnet} -o {bridge} -j DROP" in rules.stdout
