@@ -19,6 +19,18 @@ memory ran out). It is neither stdin/stdout/stderr nor anything in the
 VFS, so guest *output* can never be read as control: stdout and stderr go
 only to the eval's ``OutputCapture`` and are never parsed.
 
+Interrupt (host -> guest): ``/.session/interrupt``, a read-only pseudo-file
+of one byte: ``1`` while the host asks the running eval to stop
+(``interrupt``, i.e. Ctrl-C), ``0`` otherwise. The flag belongs to one
+eval: it is set only while an eval is pending or running, takes effect
+when that eval starts, and reads ``0`` again when it ends, so a stale
+interrupt never reaches the next eval. Drivers that can stop running code
+at a safe point (QuickJS's interrupt handler, a Lua count hook) keep it
+open and poll it with a one-byte read at offset 0; the eval then ends with
+status ``error`` and the interpreter keeps its state. Nothing here stops
+the guest: a driver that does not poll simply runs on (the host falls back
+to killing the session). Guest code can read the flag, and nothing else.
+
 When an eval ends: when the guest reads stdin after consuming the whole
 frame, i.e. when it waits for the next input. That, not a control
 message, is the end-of-eval signal, so nothing the guest writes anywhere
@@ -36,7 +48,7 @@ the driver never reports gets exit code 1), and no guest byte is ever
 interpreted as anything but data, a status token, or a frame length of
 the host's own making.
 
-Threads: ``submit`` and ``kill`` are called by the host (any thread);
+Threads: ``submit``, ``interrupt`` and ``kill`` are called by the host (any thread);
 ``read_stdin``, ``write_control`` and ``open_control`` by the guest's
 worker thread inside host calls; ``end`` by the worker after the instance
 stopped. Every hand-over goes through one condition variable.
@@ -52,19 +64,20 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from backends.wasm import abi, runner
-from backends.wasm.fds import DirDesc, StdioDesc, StdStream
+from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, WasiError
 from backends.wasm.state import RunControl, RunState
 from playground.core.errors import FSQuotaExceeded, LimitExceeded
 from playground.core.output import OutputCapture
 from playground.core.result import Outcome
-from playground.core.vfs import Dir
+from playground.core.vfs import Dir, File
 
 log = logging.getLogger(__name__)
 
-#: Guest path of the session-only preopen, and the control file's name in it.
+#: Guest path of the session-only preopen, and the control and interrupt files' names in it.
 SESSION_DIR: Final = "/.session"
 CONTROL_NAME: Final = "control"
+INTERRUPT_NAME: Final = "interrupt"
 #: Status lines the drivers write; anything else on the control channel is ignored.
 STATUS_EXIT_CODES: Final = {b"ok": 0, b"error": 1, b"oom": 1}
 
@@ -91,6 +104,8 @@ class EvalTicket:
     cpu_limit: float | None
     on_done: Callable[[EvalEnd], None]
     status: bytes | None = field(default=None)
+    #: The host asked this eval to stop (``SessionChannel.interrupt``); guarded by the channel's lock.
+    interrupted: bool = field(default=False)
 
 
 class Phase(enum.Enum):
@@ -114,6 +129,8 @@ class SessionChannel:
         self.control = control
         #: The ``/.session`` preopen: empty, read-only, and not part of the session's VFS.
         self.dir = Dir(0, True, None)
+        #: ``/.session/interrupt``'s one byte (read-only for the guest; only this class changes it).
+        self._interrupt_file = File(0, True, b"0")
         self._memory_limit = memory_limit
         self._ticker = ticker
         self._on_ready: Callable[[EvalEnd | None], None] | None = on_ready
@@ -151,6 +168,21 @@ class SessionChannel:
                 raise RuntimeError("one eval at a time")
             self._pending = ticket
             self._cond.notify_all()
+
+    def interrupt(self) -> bool:
+        """Ask the pending or running eval to stop (any thread); False when there is none.
+
+        Sets ``/.session/interrupt`` to ``1`` for that eval only (see the
+        module docstring); whether the eval stops is up to the driver.
+        """
+        with self._cond:
+            ticket = self._current or self._pending
+            if ticket is None or self._phase is Phase.ENDED:
+                return False
+            ticket.interrupted = True
+            if ticket is self._current:
+                self._interrupt_file.data[0] = ord("1")
+            return True
 
     def kill(self) -> None:
         """Stop the instance (any thread): a running eval stops within one epoch tick. Idempotent."""
@@ -193,6 +225,7 @@ class SessionChannel:
             finished, self._current = self._current, None
             ready, self._on_ready = self._on_ready, None
             self._phase = Phase.IDLE
+            self._interrupt_file.data[0] = ord("0")
         # The eval (or the start-up) is over: the driver is waiting for input.
         if finished is not None:
             self._finish(run, finished)
@@ -211,6 +244,7 @@ class SessionChannel:
                 self._pending = None
                 self._current = ticket
                 self._phase = Phase.BUSY
+                self._interrupt_file.data[0] = ord("1" if ticket.interrupted else "0")
                 self._frame = b"%d\n" % len(ticket.code) + ticket.code
                 self._pos = 0
         finally:
@@ -275,17 +309,24 @@ class SessionChannel:
             ticket.status = statuses[-1]
 
     def open_control(self, run: RunState, name: str, oflags: int, slash: bool) -> int:
-        """``path_open`` of ``name`` in ``/.session``: the control channel, or an errno.
+        """``path_open`` of ``name`` in ``/.session``: the control channel, the interrupt flag, or an errno.
+
+        The control file opens write-only whatever the rights asked for; the
+        interrupt file read-only (its descriptor refuses writes with EBADF).
 
         Raises:
-            WasiError: not the control file (ENOENT, or EROFS for a create), or
-                opened as a directory / exclusively.
+            WasiError: neither file (ENOENT, or EROFS for a create), opened as
+                a directory / exclusively, or the interrupt file truncated.
         """
-        if name != CONTROL_NAME:
+        if name not in (CONTROL_NAME, INTERRUPT_NAME):
             raise WasiError(abi.EROFS if oflags & abi.OFLAGS_CREAT else abi.ENOENT)
         if slash or oflags & abi.OFLAGS_DIRECTORY:
             raise WasiError(abi.ENOTDIR)
         if oflags & abi.OFLAGS_EXCL:
             raise WasiError(abi.EEXIST)
-        fd: int = run.fds.add(StdioDesc(StdStream.CONTROL))
-        return fd
+        if name == INTERRUPT_NAME:
+            if oflags & abi.OFLAGS_TRUNC:
+                raise WasiError(abi.EROFS)
+            rights = abi.RIGHTS_FILE & ~abi.RIGHTS_WRITE
+            return run.fds.add(FileDesc(self._interrupt_file, readable=True, writable=False, rights=rights))
+        return run.fds.add(StdioDesc(StdStream.CONTROL))

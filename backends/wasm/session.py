@@ -8,6 +8,9 @@ on its worker thread, blocked in ``fd_read`` on stdin between evals (no
 deadline, no epoch ticks); each ``eval`` hands it one framed input and
 waits for the driver to ask for the next (see ``channel`` for the
 framing, the control channel and why guest output can never end an eval).
+``interrupt`` (Ctrl-C) stops a running eval without killing the
+interpreter where the driver polls the channel's interrupt flag
+(JavaScript, Lua); Python's driver does not.
 
 Limits: each eval has its own wall and CPU budget (``RunControl.arm`` on
 the same store, on the guest thread) and its own ``OutputCapture``;
@@ -65,17 +68,24 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True, slots=True)
 class Driver:
-    """How a ``session_driver`` name is started: argv after argv[0]; ``{driver}`` is the script's text."""
+    """How a ``session_driver`` name is started: argv after argv[0]; ``{driver}`` is the script's text.
+
+    ``interruptible``: the driver polls ``/.session/interrupt`` while code
+    runs, so ``interrupt()`` stops an eval and keeps the interpreter.
+    """
 
     args: tuple[str, ...]
     script: str = ""
+    interruptible: bool = False
 
 
 DRIVERS: Final = {
+    # Not interruptible: CPython can only poll from a trace/monitoring callback, which costs too much
+    # (see repl.py); Ctrl-C there ends the session.
     "repl_py": Driver(args=("-B", "-c", "{driver}"), script="repl.py"),
     # lua.c refuses an -e argument that starts with "-" (the script's comment): ";" is an empty statement.
-    "repl_lua": Driver(args=("-e", ";{driver}"), script="repl.lua"),
-    "repl_js": Driver(args=("--repl",)),
+    "repl_lua": Driver(args=("-e", ";{driver}"), script="repl.lua", interruptible=True),
+    "repl_js": Driver(args=("--repl",), interruptible=True),
 }
 
 
@@ -115,14 +125,29 @@ class WasmGuestSession:
     exit, a cancelled eval, or ``close()``) -> dead. Dead is final.
     """
 
-    def __init__(self, channel: SessionChannel, thread: threading.Thread) -> None:
+    def __init__(self, channel: SessionChannel, thread: threading.Thread, *, interruptible: bool = False) -> None:
         self._channel = channel
         self._thread = thread
         self._closed = False
+        self._interruptible = interruptible
 
     @property
     def alive(self) -> bool:
         return not self._closed and self._channel.usable
+
+    def interrupt(self) -> bool:
+        """Ask the running eval to stop and keep the interpreter; True if this driver can (any thread).
+
+        The eval then ends soon (within a few thousand guest operations)
+        with an error outcome and its ``interrupted`` message on stderr;
+        globals survive. False for drivers that cannot be interrupted
+        (Python): the caller must cancel the eval, which ends the session.
+        Harmless when nothing runs (the flag belongs to one eval only).
+        """
+        if self._closed or not self._interruptible:
+            return False
+        self._channel.interrupt()
+        return True
 
     async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
         """Run ``code`` in the live interpreter; see ``GuestSession.eval``.
@@ -236,7 +261,7 @@ async def open_session(
         channel.end(result)
 
     thread = start_worker(work, f"wasm-session-{next(_session_ids)}")
-    session = WasmGuestSession(channel, thread)
+    session = WasmGuestSession(channel, thread, interruptible=DRIVERS[spec.session_driver].interruptible)
     try:
         ended_early = await asyncio.shield(ready)
     except runner.RunCancelled:

@@ -18,7 +18,8 @@ Guarantees:
 * stdin is the request's bytes; a read at its end returns 0 and never blocks.
   In a REPL session stdin is the session's code channel instead: a read
   past the current frame blocks until the next eval (see ``channel``), and
-  ``/.session/control`` opens the write-only control channel.
+  ``/.session/control`` opens the write-only control channel and
+  ``/.session/interrupt`` the read-only one-byte interrupt flag.
 """
 
 from __future__ import annotations

@@ -6,12 +6,15 @@ stdin is a terminal (history in ``$XDG_STATE_HOME/sandbox-playground/
 repl_history``, else ``~/.local/state/...``); ``:reset``, ``:quit``,
 ``:help``; Ctrl-D quits.
 
-Ctrl-C during an eval stops it. A guest interpreter cannot be interrupted
-in place (WASI has no signals, so nothing can raise ``KeyboardInterrupt``
-inside CPython, QuickJS or Lua), so the interpreter is stopped and the
-next input runs in a fresh one; the REPL says so, and the session is
-created with ``auto_restart`` so it goes on. A limit (``--timeout`` per
-input, ``--mem`` for the session, ...) does the same.
+Ctrl-C during an eval stops it. Where the runtime allows it
+(``Session.interrupt``: JavaScript and Lua on the Wasm backend, whose
+drivers poll an interrupt flag) the input fails with an "interrupted"
+error and the interpreter keeps its state. Otherwise (Python, Docker), or
+when an interrupted input has not ended within ``INTERRUPT_GRACE``
+seconds, the eval is cancelled, which stops the interpreter: the next
+input runs in a fresh one; the REPL says so, and the session is created
+with ``auto_restart`` so it goes on. A limit (``--timeout`` per input,
+``--mem`` for the session, ...) does the same.
 
 Threads: the main thread reads lines (readline needs it, and it is where
 Ctrl-C arrives); the session lives on an asyncio loop in a helper thread.
@@ -27,6 +30,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,6 +53,8 @@ from playground.core import (
 SandboxFactory = Callable[[Policy], Sandbox]
 T = TypeVar("T")
 
+#: How long an interrupted eval may take to end before it is cancelled (and the interpreter restarted).
+INTERRUPT_GRACE = 2.0
 PROMPT = ">>> "
 CONTINUE = "... "
 HISTORY_LENGTH = 2000
@@ -58,7 +64,8 @@ and a blank line sends whatever was typed. Commands:
   :reset   throw the interpreter's state (and its files) away
   :quit    leave (Ctrl-D does too)
   :help    this text
-Ctrl-C stops a running input; the interpreter then restarts with no state.
+Ctrl-C stops a running input. JavaScript and Lua keep their state; where
+the interpreter cannot be interrupted (Python) it restarts with no state.
 """
 
 
@@ -94,8 +101,11 @@ def history_path() -> Path:
 class LoopThread:
     """An asyncio loop on a helper thread; ``call`` runs a coroutine there and waits.
 
-    Ctrl-C while waiting cancels the coroutine, waits until it has
-    finished, and raises ``KeyboardInterrupt`` in the caller.
+    Ctrl-C while waiting first calls ``interrupt`` (if given): when that
+    returns True the coroutine is given ``INTERRUPT_GRACE`` seconds to
+    finish on its own, and its result is returned. Otherwise (or when it
+    does not finish in time, or on a second Ctrl-C) the coroutine is
+    cancelled, waited for, and ``KeyboardInterrupt`` raised in the caller.
     """
 
     def __init__(self) -> None:
@@ -103,11 +113,16 @@ class LoopThread:
         self._thread = threading.Thread(target=self.loop.run_forever, name="repl-loop", daemon=True)
         self._thread.start()
 
-    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+    def call(self, coro: Coroutine[Any, Any, T], interrupt: Callable[[], bool] | None = None) -> T:
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return _wait(future)
         except KeyboardInterrupt:
+            if interrupt is not None and interrupt():
+                try:
+                    return _wait(future, INTERRUPT_GRACE)
+                except (KeyboardInterrupt, concurrent.futures.TimeoutError):
+                    pass
             future.cancel()
             while True:
                 try:
@@ -124,11 +139,15 @@ class LoopThread:
             self.loop.close()
 
 
-def _wait(future: concurrent.futures.Future[T]) -> T:
+def _wait(future: concurrent.futures.Future[T], timeout: float | None = None) -> T:
+    """``future``'s result, waking often so Ctrl-C is seen; ``TimeoutError`` after ``timeout`` seconds."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         try:
             return future.result(timeout=0.1)
         except concurrent.futures.TimeoutError:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
             continue
 
 
@@ -257,11 +276,18 @@ class Repl:
         return False
 
     def eval(self, source: str) -> None:
+        interrupted = False
+
+        def interrupt() -> bool:
+            nonlocal interrupted
+            interrupted = self.session.interrupt()
+            return interrupted
+
         try:
-            result: Result = self.runner.call(self.session.eval(source, on_output=self.terminal.guest))
+            result: Result = self.runner.call(self.session.eval(source, on_output=self.terminal.guest), interrupt)
         except KeyboardInterrupt:
             self.terminal.note("KeyboardInterrupt: the input was stopped; the interpreter restarts "
-                               "with no state (WASI interpreters cannot be interrupted in place)")  # fmt: skip
+                               "with no state (this interpreter could not be interrupted in place)")  # fmt: skip
             return
         except LimitExceeded as exc:
             self.terminal.note(
@@ -273,6 +299,8 @@ class Repl:
             return
         if result.restarted:
             self.terminal.note("(a fresh interpreter ran this input)")
+        if interrupted:
+            self.terminal.note("KeyboardInterrupt (the interpreter keeps its state)")
 
 
 def repl_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:

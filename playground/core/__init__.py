@@ -56,7 +56,15 @@ from playground.core.serve import (
     TCPReady,
     Upstream,
 )
-from playground.core.session import GuestSession, Session, SessionBackend, SessionConfig, SessionRequest, SessionState
+from playground.core.session import (
+    GuestSession,
+    InterruptibleGuest,
+    Session,
+    SessionBackend,
+    SessionConfig,
+    SessionRequest,
+    SessionState,
+)
 from playground.core.session_manager import SessionManager
 from playground.core.spec import NetPolicy, Spec
 from playground.core.units import format_duration, format_size, parse_duration, parse_size
@@ -87,6 +95,7 @@ __all__ = [
     "HTTPReady",
     "Handler",
     "Headers",
+    "InterruptibleGuest",
     "InvalidLimits",
     "InvalidPack",
     "InvalidServeOptions",

@@ -104,6 +104,15 @@ class GuestSession(Protocol):
 
 
 @runtime_checkable
+class InterruptibleGuest(Protocol):
+    """Optional ``GuestSession`` extension: stop the running eval, keep the interpreter."""
+
+    def interrupt(self) -> bool:
+        """Request an interrupt of the running eval; False when this interpreter cannot. Thread-safe."""
+        ...
+
+
+@runtime_checkable
 class SessionBackend(Protocol):
     """Optional backend extension: backends that can keep an interpreter alive."""
 
@@ -272,6 +281,19 @@ class Session:
                 self._guest = None
             self._state = SessionState.ALIVE
             await self._ensure_guest()
+
+    def interrupt(self) -> bool:
+        """Ask the running eval to stop without killing the interpreter; True if the backend can.
+
+        The eval then ends with an error result (exit code 1 and an
+        "interrupted" message) and the session keeps its state. False means
+        the interpreter cannot be interrupted in place (cancel the eval
+        instead, which kills it). Thread-safe; harmless when nothing runs.
+        """
+        guest = self._guest
+        if isinstance(guest, InterruptibleGuest) and self._state is SessionState.ALIVE:
+            return guest.interrupt()
+        return False
 
     def close(self) -> None:
         """Stop the interpreter. Idempotent; closed means closed even if stopping failed."""

@@ -9,8 +9,8 @@ from playground.core import Artifact
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="6f893bfbed65d0a107d41b324a8786785ee12e90904c7f6c2b02195a2e1f5f8a",
-    size=1080893,
+    sha256="f2e4e1d125580a3b3e69e375207fe778d3d4a55a1f637b6ca9592f54c0f866a7",
+    size=1081894,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

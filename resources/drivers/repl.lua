@@ -9,9 +9,20 @@
 -- that compiles, its results are printed with print(); globals persist
 -- across inputs, locals belong to their input; errors go to stderr with a
 -- traceback, chunk name "stdin".
+--
+-- Ctrl-C: while an input runs, a count hook polls /.session/interrupt
+-- every HOOK_COUNT VM instructions; when the host set it to "1" the hook
+-- raises "interrupted" (and then keeps raising it on every instruction, so
+-- a pcall in the user's code cannot swallow it for good). The input fails
+-- with status "error"; globals stay. Code in a coroutine created before
+-- the input runs without the hook (Lua hooks are per thread) and cannot
+-- be interrupted.
 do
   local stdin, stdout, stderr = io.stdin, io.stdout, io.stderr
   local control = assert(io.open("/.session/control", "w"))
+  local interrupt = io.open("/.session/interrupt", "rb")
+  local sethook = debug.sethook
+  local HOOK_COUNT = 10000
   local load, select, print, tostring, type = load, select, print, tostring, type
   local xpcall, traceback, getmetatable = xpcall, debug.traceback, getmetatable
   local pack, unpack = table.pack, table.unpack
@@ -39,8 +50,21 @@ do
     return err
   end
 
+  local interrupted = false
+
+  local function interrupted_hook()
+    interrupt:seek("set", 0)
+    if interrupt:read(1) == "1" then
+      interrupted = true
+      sethook(interrupted_hook, "", 1)
+      error("interrupted", 2)
+    end
+  end
+
   local function handler(err)
-    local text = traceback(message(err), 2)
+    sethook()
+    -- An interrupt's traceback starts at the interrupted code, not in the hook.
+    local text = traceback(message(err), interrupted and 4 or 2)
     -- Drop the driver's own frames (everything from the xpcall that ran the input).
     local cut = text:find("\n\t%[C%]: in function 'xpcall'")
     if cut then text = text:sub(1, cut - 1) .. "\n\t[C]: in ?" end
@@ -62,7 +86,10 @@ do
         return status_of(err)
       end
     end
+    interrupted = false
+    if interrupt then sethook(interrupted_hook, "", HOOK_COUNT) end
     local results = pack(xpcall(chunk, handler))
+    sethook()
     if not results[1] then
       stderr:write(tostring(results[2]), "\n")
       return status_of(results[2]:match("^[^\n]*"))
@@ -81,6 +108,7 @@ do
     local source = read_frame()
     if source == nil then break end
     local ok, status = pcall(run, source)
+    sethook()
     if not ok then status = status_of(status) end
     stdout:flush()
     stderr:flush()

@@ -236,3 +236,15 @@ def test_session_and_serve_status_say_why_not() -> None:
     assert status.why_not == "wasm: no REPL sessions; docker: backend not registered"
     assert sb.serve_status("fl").why_not.startswith("wasm: cannot serve")
     assert Sandbox(backends=[FakeSessionBackend("wasm")], packs=[PACK]).session_status("fl").backend == "wasm"
+
+
+async def test_interrupt_reaches_a_guest_that_can_and_is_false_otherwise(sandbox: Sandbox) -> None:
+    session = await sandbox.new_session("fl")
+    assert session.interrupt() is False  # the fake interpreter has no interrupt
+    calls: list[int] = []
+    guest = session._guest
+    assert guest is not None
+    guest.interrupt = lambda: calls.append(1) or True  # type: ignore[attr-defined]
+    assert session.interrupt() is True and calls == [1]
+    session.close()
+    assert session.interrupt() is False

@@ -47,7 +47,14 @@
  * - flushes stdout/stderr, then writes one status line to the sandbox's
  *   control channel (/.session/control, opened at start): "ok", "error", or
  *   "oom" (the eval failed with InternalError: out of memory). Only the
- *   status travels there; program output never does.
+ *   status travels there; program output never does;
+ * - Ctrl-C: an interrupt handler polls /.session/interrupt (one byte, "1"
+ *   while the host asks the running eval to stop; opened at start, read
+ *   with pread every few thousand JS operations). When it is set, the
+ *   running code gets the uncatchable "InternalError: interrupted", the
+ *   eval's timers are dropped and its leftover promise jobs ended (each
+ *   fails at its first interrupt poll), and the status is "error"; the
+ *   context and its globals stay as they were.
  *
  * Serve mode (--serve FILE), for Sandbox Playground's handler bridge:
  * - evaluates FILE once. The program registers its handler with
@@ -98,6 +105,13 @@ static JSValue fn_dispatch;     /* (meta, body) -> Promise<[meta, body, oom]> (s
    in jobs are reported and the loop goes on. */
 static bool repl_mode;
 static JSValue repl_promise = JS_UNDEFINED;
+/* REPL mode: the running eval was interrupted (Ctrl-C). The interrupt
+   handler fires once per eval, so the error report (JS code itself) still
+   runs; the eval's remaining jobs and timers do not. */
+static bool interrupted;
+/* After an interrupt: the eval's leftover promise jobs run with every
+   interrupt poll failing, so a job chain cannot outlive the eval. */
+static bool draining;
 
 static char outbuf[8192];
 static char errbuf[1024];
@@ -247,6 +261,8 @@ static bool check_rejections(void) {
 static int run_jobs(void) {
     int status = 0;
     for (;;) {
+        if (interrupted)
+            return 1;
         JSContext *c1;
         int r = JS_ExecutePendingJob(rt, &c1);
         if (r == 0)
@@ -265,6 +281,8 @@ static int run_jobs(void) {
 static int run_loop(void) {
     int status = 0;
     for (;;) {
+        if (interrupted)
+            return 1;
         if (run_jobs()) {
             if (!repl_mode)
                 return 1;
@@ -499,7 +517,8 @@ static const char bootstrap_js[] =
 "define(g, 'setInterval', (fn, ms, ...args) => add(fn, ms, args, true));\n"
 "define(g, 'clearTimeout', clear);\n"
 "define(g, 'clearInterval', clear);\n"
-"function runTimer() {\n"
+"function runTimer(drop) {\n"
+"  if (drop) { heap.length = 0; live.clear(); return false; }\n"
 "  while (heap.length) {\n"
 "    const x = pop();\n"
 "    if (live.get(x.id) !== x) continue;\n"
@@ -1289,9 +1308,30 @@ static int usage(void) {
 /* ---- REPL mode ---------------------------------------------------------- */
 
 #define REPL_CONTROL "/.session/control"
+#define REPL_INTERRUPT "/.session/interrupt"
 #define REPL_MAX_FRAME ((size_t)1 << 30)
 
 static int ctl_fd = -1;
+static int intr_fd = -1;
+
+/* QuickJS calls this every JS_INTERRUPT_COUNTER_INIT (10000) operations; the
+   flag is read on every INTERRUPT_POLL-th call (a host call costs as much as
+   thousands of JS operations: this keeps the overhead near 1%, and an
+   interrupt still lands within milliseconds). */
+#define INTERRUPT_POLL 8
+static int interrupt_handler(JSRuntime *r, void *opaque) {
+    (void)r;
+    (void)opaque;
+    static unsigned calls;
+    char c;
+    if (draining)
+        return 1;
+    if (interrupted || ++calls % INTERRUPT_POLL != 0 ||
+        pread(intr_fd, &c, 1, 0) != 1 || c != '1')
+        return 0;
+    interrupted = true;
+    return 1;
+}
 
 static bool read_all(int fd, char *buf, size_t len) {
     size_t got = 0;
@@ -1372,7 +1412,30 @@ static const char *report_exception_status(JSValueConst exc) {
     return oom ? "oom\n" : "error\n";
 }
 
-static const char *repl_eval(const char *code, size_t len) {
+/* After an interrupt: drop every timer and end the leftover promise jobs
+   (each runs until its first interrupt poll; their errors are not reported),
+   so nothing of the interrupted eval runs in the next one. */
+static void cancel_pending_work(void) {
+    JSValue drop = JS_TRUE;
+    JS_FreeValue(ctx, JS_Call(ctx, fn_run_timer, JS_UNDEFINED, 1, &drop));
+    draining = true;
+    for (;;) {
+        JSContext *c1;
+        int r = JS_ExecutePendingJob(rt, &c1);
+        if (r == 0)
+            break;
+        if (r < 0)
+            JS_FreeValue(c1, JS_GetException(c1));
+    }
+    draining = false;
+    while (n_rejections > 0) {
+        n_rejections--;
+        JS_FreeValue(ctx, rejections[n_rejections].promise);
+        JS_FreeValue(ctx, rejections[n_rejections].reason);
+    }
+}
+
+static const char *eval_input(const char *code, size_t len) {
     JSValue p = JS_Eval(ctx, code, len, "<input>",
                         JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_ASYNC);
     if (JS_IsException(p)) {
@@ -1420,6 +1483,16 @@ static const char *repl_eval(const char *code, size_t len) {
     return status;
 }
 
+static const char *repl_eval(const char *code, size_t len) {
+    interrupted = false;
+    const char *status = eval_input(code, len);
+    if (interrupted) {
+        cancel_pending_work();
+        status = "error\n";
+    }
+    return status;
+}
+
 static int repl(void) {
     ctl_fd = open(REPL_CONTROL, O_WRONLY);
     if (ctl_fd < 0) {
@@ -1428,6 +1501,9 @@ static int repl(void) {
         return 2;
     }
     repl_mode = true;
+    intr_fd = open(REPL_INTERRUPT, O_RDONLY);
+    if (intr_fd >= 0)
+        JS_SetInterruptHandler(rt, interrupt_handler, NULL);
     for (;;) {
         size_t len;
         char *code = read_frame(&len);

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from backends.wasm import WasmBackend, cache_root
-from playground.packs import lua, python
+from playground.packs import javascript, lua, python
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -129,16 +129,15 @@ def test_lua_repl_in_a_terminal(start, tmp_path: Path) -> None:  # type: ignore[
     t.line("error('boom')")
     t.expect(r"stdin:1: boom")
     t.expect(r">>> ")
-    # Ctrl-C stops a running input; the interpreter restarts without state.
+    # Ctrl-C interrupts a running input; the interpreter keeps its state.
     t.line("while true do end")
     time.sleep(0.5)
     t.type("\x03")
-    t.expect(r"KeyboardInterrupt: the input was stopped; the interpreter restarts with no state")
+    t.expect(r"stdin:1: interrupted")
+    t.expect(r"KeyboardInterrupt \(the interpreter keeps its state\)")
     t.expect(r">>> ")
     t.line("x")
-    t.expect(r"\nnil\n")
-    t.expect(r"a fresh interpreter ran this input")
-    t.expect(r">>> ")
+    t.expect(r"\n40\n>>> ")
     # Ctrl-C at the prompt just drops the line.
     time.sleep(0.3)  # readline owns the terminal once the prompt is up
     t.type("half a line")
@@ -151,6 +150,46 @@ def test_lua_repl_in_a_terminal(start, tmp_path: Path) -> None:  # type: ignore[
     assert t.close() == 0
     history = (tmp_path / "state" / "sandbox-playground" / "repl_history").read_text()
     assert "f(x)" in history and "while true do end" in history
+
+
+def test_javascript_ctrl_c_keeps_the_state(start) -> None:  # type: ignore[no-untyped-def]
+    _need(javascript.PACK)
+    t = start("javascript", "--timeout", "20s")
+    t.expect(r">>> ")
+    t.line("let kept = 41")
+    t.expect(r">>> ")
+    t.line("for (;;) {}")
+    time.sleep(0.5)
+    t.type("\x03")
+    t.expect(r"InternalError: interrupted")
+    t.expect(r"KeyboardInterrupt \(the interpreter keeps its state\)")
+    t.expect(r">>> ")
+    t.line("kept + 1")
+    t.expect(r"\n42\n>>> ")
+    t.line(":quit")
+    assert t.close() == 0
+    assert "fresh interpreter" not in t.screen
+
+
+def test_python_ctrl_c_restarts_the_interpreter(start) -> None:  # type: ignore[no-untyped-def]
+    _need(python.PACK)
+    t = start("python", "--timeout", "20s")
+    t.expect(r">>> ")
+    t.line("x = 1")
+    t.expect(r">>> ")
+    t.line("while True: pass")
+    t.expect(r"\.\.\. ")
+    t.line("")
+    time.sleep(0.5)
+    t.type("\x03")
+    t.expect(r"KeyboardInterrupt: the input was stopped; the interpreter restarts with no state")
+    t.expect(r">>> ")
+    t.line("x")
+    t.expect(r"NameError")
+    t.expect(r"a fresh interpreter ran this input")
+    t.expect(r">>> ")
+    t.line(":quit")
+    assert t.close() == 0
 
 
 def test_python_repl_blocks_and_history(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
