@@ -30,6 +30,9 @@ from playground.core import (
     SessionManager,
 )
 
+#: Seconds an in-place interrupt may take before the eval is cancelled (which kills the interpreter).
+INTERRUPT_GRACE = 2.0
+
 
 class ReplView(Protocol):
     """What the REPL needs from its pane (``ReplPane`` provides it)."""
@@ -56,6 +59,8 @@ class ReplController:
         self._session_ids: dict[str, str] = {}
         self._unavailable: dict[str, str] = {}
         self._task: asyncio.Task[None] | None = None
+        self._running: Session | None = None
+        self._interrupting = False
 
     @property
     def busy(self) -> bool:
@@ -86,9 +91,25 @@ class ReplController:
         self._task = self._tasks.spawn(self._eval(language, code))
 
     def interrupt(self) -> None:
-        """Cancel the running eval; the core kills that interpreter, the next input gets a fresh one."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        """Stop the running eval, keeping the interpreter's state where the backend can.
+
+        JavaScript and Lua on Wasm stop in place (``Session.interrupt``); anything
+        else, or an eval still running ``INTERRUPT_GRACE`` seconds later, is
+        cancelled, which kills that interpreter (the next input gets a fresh one).
+        """
+        task = self._task
+        if task is None or task.done():
+            return
+        if self._running is not None and not self._interrupting and self._running.interrupt():
+            self._interrupting = True
+            asyncio.get_event_loop().call_later(INTERRUPT_GRACE, self._cancel_if_running, task)
+            return
+        task.cancel()
+
+    @staticmethod
+    def _cancel_if_running(task: asyncio.Task[None]) -> None:
+        if not task.done():
+            task.cancel()
 
     def reset(self, language: str) -> None:
         """Throw ``language``'s interpreter state away. Ignored while busy."""
@@ -133,6 +154,7 @@ class ReplController:
                 return
             buffer = OutputBuffer()
             view.stream(buffer)
+            self._running = session
             try:
                 result = await session.eval(code, on_output=buffer.write)
             except asyncio.CancelledError:
@@ -153,6 +175,9 @@ class ReplController:
                 return
             finally:
                 buffer.finish()
+                self._running = None
+            if self._interrupting:
+                view.append("interrupted: the interpreter kept its state", "note")
             if result.truncated:
                 view.append("[output truncated]", "note")
             if result.restarted:
@@ -162,6 +187,7 @@ class ReplController:
             view.set_status(f"session running on {session.backend_name} · last eval: "
                             f"{limits_used(result, session.limits)}")
         finally:
+            self._interrupting = False
             if not self.closed:
                 view.set_busy(False)
 

@@ -127,3 +127,22 @@ def test_repl_flow_with_a_scripted_session_backend(qtbot: QtBot, qloop: object, 
     finally:
         pg.window.close()
         pg.wait(pg.controller.shutdown())
+
+
+def test_escape_interrupts_a_javascript_spin_and_keeps_state(playground: Playground) -> None:
+    """Esc during ``for(;;){}`` stops it in place (Wasm QuickJS): the next input still sees ``kept``."""
+    playground.select("javascript")
+    playground.window.show_tab("repl")
+    repl = playground.window.repl
+    submit(playground, "var kept = 41")
+    repl.input.setPlainText("for (;;) {}")
+    playground.qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    playground.qtbot.waitUntil(lambda: playground.controller.repl.busy, timeout=5_000)
+    playground.qtbot.wait(300)
+    playground.controller.repl.interrupt()
+    playground.qtbot.waitUntil(lambda: not playground.controller.repl.busy, timeout=5_000)
+    transcript = repl.transcript_text()
+    assert "interrupted: the interpreter kept its state" in transcript, transcript
+    submit(playground, "kept + 1")
+    after = repl.transcript_text().split("kept + 1")[-1]
+    assert "42" in after and "restarted" not in after, repl.transcript_text()
