@@ -42,14 +42,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from backends.wasm import launch, runner
+from backends.wasm import launch, live, runner
 from backends.wasm.artifacts import ArtifactStore
 from backends.wasm.channel import EvalEnd
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
 from backends.wasm.serve_channel import ServeChannel, ServeTicket, request_payload
-from backends.wasm.session import JOIN_TIMEOUT, _deliverer, _startup_budget
-from backends.wasm.state import RunControl
+from backends.wasm.session import JOIN_TIMEOUT
 from playground.core.errors import (
     BackendUnavailable,
     FSQuotaExceeded,
@@ -190,7 +189,7 @@ class WasmGuestService:
                 return _plain(503, "the service is not running")
             loop = asyncio.get_running_loop()
             done: asyncio.Future[Outcome] = loop.create_future()
-            deliver = _deliverer(loop, done)
+            deliver = live.deliverer(loop, done)
 
             def on_done(result: EvalEnd) -> None:  # worker thread, before the instance stops
                 if isinstance(result, LimitExceeded):
@@ -252,7 +251,7 @@ async def start_service(
     """Start the program with its serve driver; return once its handler waits for the first request.
 
     Start-up (compiling the runtime, evaluating the program) has at least
-    ``session.STARTUP_TIME`` of wall and CPU time, whatever the per-request limit.
+    ``live.STARTUP_TIME`` of wall and CPU time, whatever the per-request limit.
 
     Cancellation: stops the start-up; the worker is waited for.
 
@@ -270,50 +269,29 @@ async def start_service(
         raise BackendUnavailable(f"wasm backend cannot serve {pack.name}: {reason}")
     spec = pack.wasm
     assert spec is not None and spec.module is not None
-    artifact = spec.module
     try:
         request.vfs.write_file(launch.main_path(pack), request.spec.code_bytes)
     except VFSError as exc:
         raise FSQuotaExceeded(f"the program does not fit in the filesystem quota: {exc.strerror}") from None
-    limits = request.limits
-    memory = limits.get("memory")
-    memory_limit = None if memory is None else int(memory)
-    control = RunControl(
-        wall_limit=_startup_budget(limits.get("wall_time")), cpu_limit=_startup_budget(limits.get("cpu_time"))
-    )
+    control = live.startup_control(request.limits)
+    memory_limit = live.memory_limit_of(request.limits)
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[Outcome | None] = loop.create_future()
     ended: asyncio.Future[Outcome] = loop.create_future()
     ended.add_done_callback(_retrieve)  # nobody need ever wait() for it
-    deliver_ready = _deliverer(loop, ready)
-    deliver_end = _deliverer(loop, ended)
+    deliver_ready = live.deliverer(loop, ready)
 
     def on_ready(result: EvalEnd | None) -> None:
         # None: the driver waits for its first request. Anything else: the instance ended first.
         deliver_ready(result)
 
     channel = ServeChannel(control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready)
-    output = LogOutput(request.logs)
-    argv = serve_argv(pack, request.spec.args)
-    env = launch.environment(pack, request.spec)
-
-    def work() -> None:
-        result: EvalEnd
-        try:
-            path = artifacts.verified_path(artifact, pack.name)
-            module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
-            plan = runner.Launch(
-                module=module, argv=argv, env=env, stdin=b"", vfs=request.vfs, output=output,
-                memory_limit=memory_limit, wall_limit=control.wall_limit, cpu_limit=control.cpu_limit,
-                session=channel,
-            )  # fmt: skip
-            result = runner.run(engine, plan, control)
-        except BaseException as exc:  # handed to whoever waits, whatever it is
-            result = exc
-        channel.end(result)
-        deliver_end(result)
-
-    thread = start_worker(work, f"wasm-serve-{next(_service_ids)}")
+    thread = live.start_instance(
+        engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
+        argv=serve_argv(pack, request.spec.args), env=launch.environment(pack, request.spec), vfs=request.vfs,
+        output=LogOutput(request.logs), memory_limit=memory_limit, start_worker=start_worker,
+        name=f"wasm-serve-{next(_service_ids)}", on_end=live.deliverer(loop, ended),
+    )  # fmt: skip
     service = WasmGuestService(channel, thread, ended, request)
     try:
         ended_early = await asyncio.shield(ready)

@@ -37,14 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
-import wasmtime
-
-from backends.wasm import runner
+from backends.wasm import live, runner
 from backends.wasm.artifacts import ArtifactStore
 from backends.wasm.channel import EvalEnd, EvalTicket, SessionChannel
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
-from backends.wasm.state import RunControl
 from playground.core.errors import BackendUnavailable, SessionClosed
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture
@@ -57,7 +54,6 @@ log = logging.getLogger(__name__)
 #: Where our driver scripts live (data files of the repository, next to the packages).
 DRIVER_DIR: Final = Path(__file__).resolve().parents[2] / "resources" / "drivers"
 #: Start-up (driver import, first prompt) may take at least this long, whatever the per-eval limit.
-STARTUP_TIME: Final = 30.0
 #: Output the driver may produce before its first prompt (kept for the error message if it fails).
 STARTUP_OUTPUT: Final = 64 << 10
 #: How long ``close()`` waits for the worker thread.
@@ -114,10 +110,6 @@ def driver_argv(pack: Pack) -> list[str]:
     return [pack.name, *(arg.replace("{driver}", script) for arg in driver.args)]
 
 
-def _startup_budget(value: float | None) -> float | None:
-    return None if value is None else max(value, STARTUP_TIME)
-
-
 class WasmGuestSession:
     """One live interpreter (``GuestSession``). One eval at a time; ``close()`` from any thread.
 
@@ -170,7 +162,7 @@ class WasmGuestSession:
             output=output,
             wall_limit=limits.get("wall_time"),
             cpu_limit=limits.get("cpu_time"),
-            on_done=_deliverer(loop, done),
+            on_done=live.deliverer(loop, done),
         )
         try:
             self._channel.submit(ticket)
@@ -225,16 +217,11 @@ async def open_session(
         raise BackendUnavailable(f"wasm sessions cannot run {pack.name}: {reason}")
     spec = pack.wasm
     assert spec is not None and spec.module is not None
-    artifact = spec.module
-    limits = request.limits
-    memory = limits.get("memory")
-    memory_limit = None if memory is None else int(memory)
-    control = RunControl(
-        wall_limit=_startup_budget(limits.get("wall_time")), cpu_limit=_startup_budget(limits.get("cpu_time"))
-    )
+    control = live.startup_control(request.limits)
+    memory_limit = live.memory_limit_of(request.limits)
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[Outcome | None] = loop.create_future()
-    deliver_ready = _deliverer(loop, ready)
+    deliver_ready = live.deliverer(loop, ready)
 
     def on_ready(result: EvalEnd | None) -> None:
         # None: the driver waits for its first input. Anything else: the instance ended first.
@@ -242,25 +229,11 @@ async def open_session(
 
     channel = SessionChannel(control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready)
     startup_output = OutputCapture(STARTUP_OUTPUT)
-    argv = driver_argv(pack)
-    env = {**spec.env, **request.env}
-
-    def work() -> None:
-        result: EvalEnd
-        try:
-            path = artifacts.verified_path(artifact, pack.name)
-            module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
-            plan = runner.Launch(
-                module=module, argv=argv, env=env, stdin=b"", vfs=request.vfs, output=startup_output,
-                memory_limit=memory_limit, wall_limit=control.wall_limit, cpu_limit=control.cpu_limit,
-                session=channel,
-            )  # fmt: skip
-            result = runner.run(engine, plan, control)
-        except BaseException as exc:  # handed to whoever waits, whatever it is
-            result = exc
-        channel.end(result)
-
-    thread = start_worker(work, f"wasm-session-{next(_session_ids)}")
+    thread = live.start_instance(
+        engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
+        argv=driver_argv(pack), env={**spec.env, **request.env}, vfs=request.vfs, output=startup_output,
+        memory_limit=memory_limit, start_worker=start_worker, name=f"wasm-session-{next(_session_ids)}",
+    )  # fmt: skip
     session = WasmGuestSession(channel, thread, interruptible=DRIVERS[spec.session_driver].interruptible)
     try:
         ended_early = await asyncio.shield(ready)
@@ -278,34 +251,6 @@ async def open_session(
             f"(exit code {ended_early.exit_code}): {text[-2000:]}"
         )
     return session
-
-
-def _deliverer(loop: asyncio.AbstractEventLoop, done: asyncio.Future[_T]) -> Callable[[_T | BaseException], None]:
-    """A callback for the worker thread that settles ``done`` on its loop (first call wins)."""
-
-    def settle(result: _T | BaseException) -> None:
-        if done.done():
-            return
-        if isinstance(result, BaseException):
-            done.set_exception(_translate(result))
-        else:
-            done.set_result(result)
-
-    def deliver(result: _T | BaseException) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, result)
-        except RuntimeError:  # the loop is closed; nobody is waiting any more
-            log.debug("event loop closed before a wasm session delivered")
-
-    return deliver
-
-
-def _translate(exc: BaseException) -> BaseException:
-    """wasmtime's own errors become ``HostFailure``; everything else is raised as it is."""
-    if isinstance(exc, (wasmtime.WasmtimeError, wasmtime.Trap)):
-        first = str(exc).splitlines()[0] if str(exc) else repr(exc)
-        return runner.HostFailure(f"wasmtime failed: {first}")
-    return exc
 
 
 async def _wait_quietly(done: asyncio.Future[_T]) -> None:

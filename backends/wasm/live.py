@@ -1,0 +1,130 @@
+"""Starting a long-lived instance (a REPL session or a served program) on its own worker thread.
+
+Both keep one instance alive behind a ``SessionChannel`` (framed stdin,
+blocking ``fd_read``, the ``/.session`` control file); they differ only in
+the channel class, where start-up output goes, argv and env. This module
+holds what is the same: the start-up budget, the worker body, and the
+hand-over of results from the worker thread to the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, TypeVar
+
+import wasmtime
+
+from backends.wasm import runner
+from backends.wasm.artifacts import ArtifactStore
+from backends.wasm.channel import EvalEnd, SessionChannel
+from backends.wasm.engine import WasmEngine
+from backends.wasm.modcache import ModuleCache
+from backends.wasm.state import RunControl
+from playground.core.limits import Limits
+from playground.core.output import OutputCapture
+from playground.core.pack import Pack
+from playground.core.vfs import VFS
+
+log = logging.getLogger(__name__)
+
+#: Start-up (compiling a runtime, booting CPython, evaluating a program) gets at least this much time.
+STARTUP_TIME: Final = 30.0
+
+_T = TypeVar("_T")
+
+WorkerStarter = Callable[[Callable[[], None], str], threading.Thread]
+
+
+def startup_budget(value: float | None) -> float | None:
+    """The start-up limit for a per-eval (or per-request) ``value``: never below ``STARTUP_TIME``."""
+    return None if value is None else max(value, STARTUP_TIME)
+
+
+def startup_control(limits: Limits) -> RunControl:
+    """The run control a live instance starts with; each eval re-arms it with its own limits."""
+    return RunControl(
+        wall_limit=startup_budget(limits.get("wall_time")), cpu_limit=startup_budget(limits.get("cpu_time"))
+    )
+
+
+def memory_limit_of(limits: Limits) -> int | None:
+    memory = limits.get("memory")
+    return None if memory is None else int(memory)
+
+
+def start_instance(
+    *,
+    engine: WasmEngine,
+    modules: ModuleCache,
+    artifacts: ArtifactStore,
+    pack: Pack,
+    channel: SessionChannel,
+    control: RunControl,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    vfs: VFS,
+    output: OutputCapture,
+    memory_limit: int | None,
+    start_worker: WorkerStarter,
+    name: str,
+    on_end: Callable[[EvalEnd], None] | None = None,
+) -> threading.Thread:
+    """Run the pack's runtime on a new worker thread until the instance ends.
+
+    The channel is told the end (``channel.end``) whatever it was, then
+    ``on_end`` if given. Start-up failures (missing or corrupt runtime)
+    end the instance the same way, so whoever waits on the channel hears.
+    """
+    spec = pack.wasm
+    assert spec is not None and spec.module is not None
+    artifact = spec.module
+
+    def work() -> None:
+        result: EvalEnd
+        try:
+            path = artifacts.verified_path(artifact, pack.name)
+            module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
+            plan = runner.Launch(
+                module=module, argv=argv, env=env, stdin=b"", vfs=vfs, output=output,
+                memory_limit=memory_limit, wall_limit=control.wall_limit, cpu_limit=control.cpu_limit,
+                session=channel,
+            )  # fmt: skip
+            result = runner.run(engine, plan, control)
+        except BaseException as exc:  # handed to whoever waits, whatever it is
+            result = exc
+        channel.end(result)
+        if on_end is not None:
+            on_end(result)
+
+    return start_worker(work, name)
+
+
+def translate(exc: BaseException) -> BaseException:
+    """wasmtime's own errors become ``HostFailure``; everything else is raised as it is."""
+    if isinstance(exc, (wasmtime.WasmtimeError, wasmtime.Trap)):
+        first = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        return runner.HostFailure(f"wasmtime failed: {first}")
+    return exc
+
+
+def deliverer(loop: asyncio.AbstractEventLoop, done: asyncio.Future[_T]) -> Callable[[_T | BaseException], None]:
+    """A callback for the worker thread that settles ``done`` on its loop (first call wins)."""
+
+    def settle(result: _T | BaseException) -> None:
+        if done.done():
+            return
+        if isinstance(result, BaseException):
+            done.set_exception(translate(result))
+        else:
+            done.set_result(result)
+
+    def deliver(result: _T | BaseException) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, result)
+        except RuntimeError:  # the loop is closed; nobody is waiting any more
+            log.debug("event loop closed before a live wasm instance delivered")
+
+    return deliver
