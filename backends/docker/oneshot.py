@@ -1,0 +1,194 @@
+"""One run in one container: start it, feed its stdin, pump its stdio, read the trailer, judge the limits.
+
+Split from ``backend`` so the backend keeps routing, images, sessions and
+serving, and this module keeps what happens between ``start`` and the
+container's exit. Runs on a worker thread; never touches the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Final
+
+from backends.docker.control import Cancelled, RunControl
+from backends.docker.engine import Attachment, Engine, EngineError
+from backends.docker.trailer import MarkerSplitter, parse_trailer
+from backends.docker.usage import collect_out, hit_memory_ceiling, quota_hit
+from backends.docker.wrapper import SETUP_FAILED
+from playground.core import (
+    BackendUnavailable,
+    FSQuotaExceeded,
+    MemoryLimitExceeded,
+    Outcome,
+    OutputLimitExceeded,
+    Request,
+    TimeLimitExceeded,
+)
+
+log = logging.getLogger(__name__)
+
+#: How often the reader wakes up to check its deadline and cancellation.
+POLL: Final = 0.1
+#: How long to keep reading after a kill, for output already in flight.
+DRAIN: Final = 2.0
+#: Trailer bytes allowed beyond ``fs_quota`` for tar headers and usage reports.
+TRAILER_SLACK: Final = 256 * 1024
+
+
+@dataclass(slots=True)
+class _Stream:
+    """What reading the container's stdio produced."""
+
+    marker_found: bool = False
+    trailer: bytearray = field(default_factory=bytearray)
+    timed_out: bool = False
+    cancelled: bool = False
+    trailer_over_cap: bool = False
+    output_error: OutputLimitExceeded | None = None
+    stderr_tail: bytearray = field(default_factory=bytearray)
+
+
+
+def run_container(
+    engine: Engine,
+    container: str,
+    *,
+    image: str,
+    archive: bytes,
+    mark: str,
+    request: Request,
+    ctl: RunControl,
+) -> Outcome:
+    limits = request.limits
+    attachment = engine.attach(container)
+    try:
+        engine.start(container)
+        wall = limits.get("wall_time")
+        deadline = None if wall is None else time.monotonic() + float(wall)
+        attachment.send_and_close_stdin(archive)
+        stream = pump(
+            engine, container, attachment=attachment, request=request, ctl=ctl, deadline=deadline, mark=mark
+        )
+    finally:
+        attachment.close()
+
+    if stream.cancelled:
+        raise Cancelled()
+    if stream.output_error is not None:
+        raise stream.output_error
+    if stream.timed_out:
+        raise TimeLimitExceeded(f"wall-time limit of {wall:g}s exceeded; the container was killed")
+    if stream.trailer_over_cap:
+        raise FSQuotaExceeded(f"/out is larger than the filesystem quota of {limits.fs_quota} bytes")
+
+    exit_code = engine.wait(container, timeout=10.0)
+    state = engine.state(container)
+    trailer = parse_trailer(bytes(stream.trailer), mark) if stream.marker_found else None
+    if trailer is None and exit_code == SETUP_FAILED and not state.oom_killed:
+        detail = bytes(stream.stderr_tail).decode("utf-8", "replace").strip()
+        if any(sign in detail for sign in ("No space left on device", "Wrote only", "Disk quota exceeded")):
+            raise FSQuotaExceeded(f"the program, its stdin and /in do not fit the filesystem quota: {detail}")
+        raise BackendUnavailable(f"docker: image {image} cannot run the sandbox wrapper: {detail}")
+
+    quota_error: FSQuotaExceeded | None = None
+    if trailer is not None:
+        try:
+            collect_out(trailer, request.vfs, limits)
+        except FSQuotaExceeded as exc:
+            quota_error = exc
+    if state.oom_killed or hit_memory_ceiling(trailer, limits, exit_code):
+        raise MemoryLimitExceeded(f"memory limit of {limits.memory} bytes exceeded; the guest was OOM-killed")
+    if quota_error is not None:
+        raise quota_error
+    if trailer is not None:
+        why = quota_hit(trailer, limits)
+        if why:
+            raise FSQuotaExceeded(why)
+    if exit_code == 128 + signal.SIGXCPU:
+        raise TimeLimitExceeded(f"cpu-time limit of {limits.cpu_time}s exceeded (SIGXCPU)")
+    return Outcome(exit_code=exit_code, peak_memory=trailer.peak_memory if trailer else 0)
+
+def pump(
+    engine: Engine,
+    container: str,
+    *,
+    attachment: Attachment,
+    request: Request,
+    ctl: RunControl,
+    deadline: float | None,
+    mark: str,
+) -> _Stream:
+    """Move stdio into the capture until EOF, a limit, the deadline or cancellation."""
+    result = _Stream()
+    splitter = MarkerSplitter(mark)
+    output = request.output
+    quota = request.limits.get("fs_quota")
+    cap = None if quota is None else int(quota) + TRAILER_SLACK
+    killed_at: float | None = None
+    killer: threading.Thread | None = None
+
+    def kill() -> None:
+        # In another thread: the daemon finishes a kill only after the attach
+        # stream is drained, so the reader must keep reading meanwhile.
+        nonlocal killed_at, killer
+        if killed_at is None:
+            killed_at = time.monotonic()
+            killer = threading.Thread(target=kill_quietly, args=(engine, container), daemon=True)
+            killer.start()
+
+    def emit(stream_id: int, data: bytes) -> None:
+        if not data or result.output_error is not None or result.cancelled:
+            return
+        try:
+            if stream_id == 1:
+                output.write_stdout(data)
+            else:
+                output.write_stderr(data)
+        except OutputLimitExceeded as exc:
+            if not result.timed_out:
+                result.output_error = exc
+            kill()
+
+    try:
+        for stream_id, data in attachment.frames(POLL):
+            now = time.monotonic()
+            if ctl.cancelled.is_set() and not result.cancelled:
+                result.cancelled = True
+                kill()
+            if deadline is not None and now >= deadline and killed_at is None:
+                result.timed_out = True
+                kill()
+            if killed_at is not None and (result.cancelled or now - killed_at > DRAIN):
+                break
+            if stream_id == 2:
+                emit(2, data)
+                result.stderr_tail = (result.stderr_tail + data)[-4096:]
+            elif stream_id == 1:
+                guest, trailer = splitter.feed(data)
+                emit(1, guest)
+                if trailer and not result.trailer_over_cap:
+                    result.marker_found = True
+                    result.trailer += trailer
+                    if cap is not None and len(result.trailer) > cap:
+                        result.trailer_over_cap = True
+                        kill()
+                elif splitter.found:
+                    result.marker_found = True
+        if not splitter.found:
+            emit(1, splitter.flush())
+    finally:
+        attachment.close()
+        if killer is not None:
+            killer.join(timeout=30.0)
+    return result
+
+def kill_quietly(engine: Engine, container: str) -> None:
+    try:
+        engine.kill(container)
+    except EngineError:
+        log.warning("could not kill container %s", container[:12], exc_info=True)
+
