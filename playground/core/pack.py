@@ -80,6 +80,8 @@ class WasmSpec:
     session_driver: str = ""
     transform: str = ""
     transformer: Artifact | None = None
+    #: Seconds for a hello world with a warm cache on the reference machine (2 cores); 0 = not measured.
+    typical_start: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
@@ -101,6 +103,8 @@ class DockerSpec:
     compile: tuple[str, ...] = ()
     main_file: str = "main"
     workdir: str = "/work"
+    #: Seconds for a hello world (compile included) with the image present, on the reference machine.
+    typical_start: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cmd", tuple(self.cmd))

@@ -114,6 +114,10 @@ class LanguageInfo(BaseModel):
     reason: str | None = Field(description="Why it is unavailable (per backend), when it is.")
     sessions: bool = Field(description="True when eval_session can keep a live interpreter for it.")
     sessions_reason: str | None = Field(description="Why sessions are unavailable, when they are.")
+    cold_start_ms: float | None = Field(
+        description="Typical time of a hello-world run on the chosen backend (measured on a 2-core machine with "
+        "warm caches; compile included for compiled languages); null when not measured or unavailable."
+    )
 
 
 class LanguagesOutput(BaseModel):

@@ -408,4 +408,10 @@ def _language_info(state: ServerState, name: str) -> LanguageInfo:
         reason=reason,
         sessions=session_status.backend is not None,
         sessions_reason=session_status.why_not or None,
+        cold_start_ms=_cold_start_ms(pack, status.backend),
     )
+
+
+def _cold_start_ms(pack: Pack, backend: str | None) -> float | None:
+    spec = pack.wasm if backend == "wasm" else pack.docker if backend == "docker" else None
+    return round(spec.typical_start * 1000, 1) if spec is not None and spec.typical_start else None

@@ -13,7 +13,7 @@ PACK = Pack(
     aliases=("sh",),
     version="5",
     extensions=(".sh", ".bash"),
-    docker=DockerSpec(image="bash:5", cmd=("bash", "{main}", "{args}"), main_file="main.sh"),
+    docker=DockerSpec(image="bash:5", cmd=("bash", "{main}", "{args}"), main_file="main.sh", typical_start=0.225),
     example='name="world"\necho "hello, $name from bash $BASH_VERSION"\n',
     description="GNU Bash in a hardened container",
 )

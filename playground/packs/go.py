@@ -24,6 +24,7 @@ PACK = Pack(
         compile=(*_ENV, "go", "build", "-o", "/work/main", "{main}"),
         cmd=("/work/main", "{args}"),
         main_file="main.go",
+        typical_start=0.52,  # go build included
     ),
     caps=Capabilities(compiles=True),
     example='package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello from Go")\n}\n',

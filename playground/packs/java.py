@@ -23,6 +23,7 @@ PACK = Pack(
         compile=("javac", *(f"-J{flag}" for flag in _JVM), "-d", "/work", "{main}"),
         cmd=("java", *_JVM, "-cp", "/work", "Main", "{args}"),
         main_file="Main.java",
+        typical_start=0.85,  # javac included
     ),
     caps=Capabilities(compiles=True),
     example=(

@@ -10,7 +10,10 @@ PACK = Pack(
     aliases=("js",),
     version="QuickJS-NG 0.17 (ES2023)",
     extensions=(".js", ".mjs", ".cjs"),
-    wasm=WasmSpec(module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session_driver="repl_js"),
+    wasm=WasmSpec(
+        module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session_driver="repl_js",
+        typical_start=0.0045,  # bench/coldstart.py, Sandbox.run p50
+    ),
     caps=Capabilities(sessions=True, serve_handler=True),
     example='const xs = [1, 2, 3].map((n) => n * n);\nconsole.log("squares:", xs);\n',
     description="JavaScript (QuickJS-NG in WebAssembly)",

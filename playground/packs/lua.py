@@ -8,7 +8,10 @@ PACK = Pack(
     aliases=("lua54",),
     version="Lua 5.4.8",
     extensions=(".lua",),
-    wasm=WasmSpec(module=LUA, args=("{main}", "{args}"), main_file="main.lua", session_driver="repl_lua"),
+    wasm=WasmSpec(
+        module=LUA, args=("{main}", "{args}"), main_file="main.lua", session_driver="repl_lua",
+        typical_start=0.0014,  # bench/coldstart.py, Sandbox.run p50
+    ),
     caps=Capabilities(sessions=True),
     example='print("hello from " .. _VERSION)\n',
     description="Lua 5.4 (in WebAssembly; no os.execute or temp files)",

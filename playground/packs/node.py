@@ -13,7 +13,7 @@ PACK = Pack(
     name="node",
     aliases=("nodejs",),
     version="22",
-    docker=DockerSpec(image="node:22-slim", cmd=("node", "{main}", "{args}"), main_file="main.js"),
+    docker=DockerSpec(image="node:22-slim", cmd=("node", "{main}", "{args}"), main_file="main.js", typical_start=0.41),
     example='const os = require("os");\nconsole.log(`hello from node ${process.version} on ${os.platform()}`);\n',
     description="Node.js in a hardened container",
 )

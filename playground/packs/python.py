@@ -9,10 +9,15 @@ PACK = Pack(
     version="CPython 3.12.0 (WASI)",
     extensions=(".py",),
     # -B: never write .pyc files into the guest's filesystem (they would eat its quota).
-    wasm=WasmSpec(module=CPYTHON, args=("-B", "{main}", "{args}"), main_file="main.py", session_driver="repl_py"),
+    wasm=WasmSpec(
+        module=CPYTHON, args=("-B", "{main}", "{args}"), main_file="main.py", session_driver="repl_py",
+        typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
+    ),
     # The Docker tier runs CPython natively (for servers: http.server and friends need sockets).
     # Offline and in tests: PLAYGROUND_IMAGE_PYTHON=playground-python:local (packaging/images/build.sh python).
-    docker=DockerSpec(image="python:3.12-slim", cmd=("python3", "-B", "{main}", "{args}"), main_file="main.py"),
+    docker=DockerSpec(
+        image="python:3.12-slim", cmd=("python3", "-B", "{main}", "{args}"), main_file="main.py", typical_start=0.2
+    ),
     caps=Capabilities(sessions=True, serve_socket=True),
     example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",
     description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",

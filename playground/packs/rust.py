@@ -22,6 +22,7 @@ PACK = Pack(
         compile=("env", "TMPDIR=/tmp", "rustc", "-C", "opt-level=0", "-o", "/work/main", "{main}"),
         cmd=("/work/main", "{args}"),
         main_file="main.rs",
+        typical_start=0.44,  # rustc included
     ),
     caps=Capabilities(compiles=True),
     example='fn main() {\n    println!("hello from Rust");\n}\n',

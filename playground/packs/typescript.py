@@ -14,6 +14,7 @@ PACK = Pack(
         main_file="main.js",
         transform="typescript",
         transformer=TYPESCRIPT_TRANSFORM,
+        typical_start=0.005,  # bench/coldstart.py, Sandbox.run p50 (transform included)
     ),
     caps=Capabilities(),
     example="function greet(name: string): string {\n  return `hello, ${name}`;\n}\nconsole.log(greet(\"ts\"));\n",

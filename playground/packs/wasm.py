@@ -8,7 +8,7 @@ PACK = Pack(
     version="WASI preview1",
     extensions=(".wasm", ".wat"),
     # module=None: Spec.code is the module's bytes, or a path to a .wasm under /in.
-    wasm=WasmSpec(module=None, args=("{args}",), main_file="main.wasm"),
+    wasm=WasmSpec(module=None, args=("{args}",), main_file="main.wasm", typical_start=0.0008),
     caps=Capabilities(),
     example="",
     description="your own WASI preview1 module (bytes, or a .wasm given in /in)",

@@ -35,3 +35,10 @@ def test_extensions_route_to_the_right_pack() -> None:
     assert sb.pack_for_file("a.ts").name == "typescript"
     assert sb.pack_for_file("a.lua").name == "lua"
     assert sb.pack_for_file("a.wasm").name == "wasm"
+
+
+def test_every_backend_spec_says_how_fast_it_starts() -> None:
+    for pack in ALL_PACKS:
+        for spec in (pack.wasm, pack.docker):
+            if spec is not None:
+                assert 0 < spec.typical_start < 5, pack.name

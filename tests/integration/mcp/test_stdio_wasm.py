@@ -43,6 +43,7 @@ async def test_wasm_languages_are_listed_as_available() -> None:
         assert name in langs, f"{name} is not installed: {sorted(langs)}"
         assert langs[name]["available"], langs[name]["reason"]
         assert langs[name]["backend"] == "wasm"
+        assert 0 < langs[name]["cold_start_ms"] < 1000, langs[name]
 
 
 @pytest.mark.parametrize("language", WASM_LANGUAGES)
