@@ -32,7 +32,7 @@ from typing import Final
 
 import wasmtime
 
-from backends.wasm import launch, runner, serve, session, transforms
+from backends.wasm import launch, live, runner, serve, session, transforms
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.diagnose import diagnose
 from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
@@ -171,7 +171,7 @@ class WasmBackend:
             if done.done() and not done.cancelled() and done.exception() is None:
                 raise
             control.cancel()
-            await _wait_quietly(done)
+            await live.wait_quietly(done)
             raise
 
     # -- SessionBackend protocol -------------------------------------------------------------
@@ -308,17 +308,6 @@ def _deliver(
         loop.call_soon_threadsafe(_settle, done, outcome, error)
     except RuntimeError:  # the loop is closed; nobody is waiting any more
         log.debug("event loop closed before a wasm run finished")
-
-
-async def _wait_quietly(done: asyncio.Future[Outcome]) -> None:
-    """Wait until the worker delivered, ignoring further cancellation; never raise its error."""
-    while not done.done():
-        try:
-            await asyncio.wait({done})
-        except asyncio.CancelledError:
-            continue
-    if not done.cancelled():
-        done.exception()
 
 
 def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:

@@ -128,3 +128,17 @@ def deliverer(loop: asyncio.AbstractEventLoop, done: asyncio.Future[_T]) -> Call
             log.debug("event loop closed before a live wasm instance delivered")
 
     return deliver
+
+
+async def wait_quietly(done: asyncio.Future[_T]) -> None:
+    """Wait until the worker delivered, ignoring further cancellation; never raise its error.
+
+    Used after a cancel: the worker is always waited for, so no Store is abandoned.
+    """
+    while not done.done():
+        try:
+            await asyncio.wait({done})
+        except asyncio.CancelledError:
+            continue
+    if not done.cancelled():
+        done.exception()

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final
 
 from backends.wasm import live, runner
 from backends.wasm.artifacts import ArtifactStore
@@ -59,7 +59,6 @@ STARTUP_OUTPUT: Final = 64 << 10
 #: How long ``close()`` waits for the worker thread.
 JOIN_TIMEOUT: Final = 5.0
 _session_ids = itertools.count(1)
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +173,7 @@ class WasmGuestSession:
             if done.done() and not done.cancelled() and done.exception() is None:
                 raise
             self._channel.kill()
-            await _wait_quietly(done)
+            await live.wait_quietly(done)
             raise
         except runner.RunCancelled:
             raise SessionClosed("the session was closed during the eval") from None
@@ -251,14 +250,3 @@ async def open_session(
             f"(exit code {ended_early.exit_code}): {text[-2000:]}"
         )
     return session
-
-
-async def _wait_quietly(done: asyncio.Future[_T]) -> None:
-    """Wait until the worker delivered, ignoring further cancellation; never raise its error."""
-    while not done.done():
-        try:
-            await asyncio.wait({done})
-        except asyncio.CancelledError:
-            continue
-    if not done.cancelled():
-        done.exception()
