@@ -140,6 +140,7 @@ async def test_list_languages_reports_the_matrix() -> None:
     assert langs["fakelang"] == {
         "name": "fakelang", "aliases": ["fl"], "extensions": [".fl"], "version": "1.0", "available": True,
         "backend": "wasm", "reason": None, "sessions": True, "sessions_reason": None,
+        "cold_start_ms": None,  # the scripted pack has no measured start time
     }
     assert langs["plainlang"]["sessions"] is False and "no REPL" in langs["plainlang"]["sessions_reason"]
 
