@@ -7,7 +7,6 @@ import dataclasses
 import docker
 import pytest
 
-import backends.docker as docker_backend
 from backends.docker import EngineKind, hardening_profile
 from backends.docker.profile import FSIZE_SLACK, PIDS_OVERHEAD, TMP_MIN_INODES
 from playground.core import DEFAULT_LIMITS, UNLIMITED, DockerSpec, Limits
@@ -27,12 +26,6 @@ def ulimits(config: dict[str, object]) -> dict[str, tuple[object, object]]:
     items = config["ulimits"]
     assert isinstance(items, list)
     return {u["name"]: (u["soft"], u["hard"]) for u in items}
-
-
-def test_exports_are_sorted() -> None:
-    assert docker_backend.__all__ == sorted(docker_backend.__all__)
-    for name in docker_backend.__all__:
-        assert hasattr(docker_backend, name)
 
 
 def test_isolation_flags() -> None:

@@ -287,23 +287,6 @@ def test_core_imports_no_heavy_dependency() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def isort_key(name: str) -> tuple[int, str]:
-    """CONSTANTS, then Classes, then functions, each alphabetical (isort's style)."""
-    return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
-
-
-def test_exported_members_are_sorted_and_complete() -> None:
-    assert core.__all__ == sorted(core.__all__, key=isort_key)
-    for name in core.__all__:
-        assert hasattr(core, name), name
-    exported_objects = {id(getattr(core, n)) for n in core.__all__}
-    for name in dir(core):
-        value = getattr(core, name)
-        if name.startswith("_") or type(value).__name__ == "module":
-            continue
-        assert id(value) in exported_objects, f"{name} is public in playground.core but not in __all__"
-
-
 async def test_limit_error_keeps_what_the_backend_knew() -> None:
     from playground.core import MemoryLimitExceeded
 
