@@ -13,11 +13,6 @@ from playground.app.themes import LIGHT, Theme
 from playground.core import Diagnostic, LanguageStatus
 
 
-def why_not(status: LanguageStatus) -> str:
-    """Each backend's reason for refusing the language, in one line."""
-    return "; ".join(f"{b}: {why}" for b, why in status.reasons.items()) or "no backend registered"
-
-
 @dataclass(frozen=True, slots=True)
 class LanguageRow:
     """A language and where it runs now, or why each backend refuses it."""
@@ -62,7 +57,7 @@ class BackendsPanel(QWidget):
         langs = QTreeWidgetItem(self.tree, ["Languages", f"{len(runnable)} of {len(languages)} can run here"])
         for row in languages:
             backend = row.status.backend
-            text = f"runs on {backend}" if backend else f"unavailable: {why_not(row.status)}"
+            text = f"runs on {backend}" if backend else f"unavailable: {row.status.why_not}"
             item = QTreeWidgetItem(langs, [row.name, text])
             item.setForeground(1, ok if backend else bad)
             item.setToolTip(1, text)

@@ -19,7 +19,7 @@ from typing import Protocol
 from PySide6.QtCore import QSettings
 
 from playground.app import settings as prefs_io
-from playground.app.backends_panel import LanguageRow, why_not
+from playground.app.backends_panel import LanguageRow
 from playground.app.editor import MAX_FONT, MIN_FONT
 from playground.app.examples import find_examples
 from playground.app.languages import editor_style
@@ -156,7 +156,7 @@ class Controller:
         choices = []
         for name in self.sandbox.languages():
             status = self.sandbox.status(name)
-            choices.append(LanguageChoice(name, status.backend is not None, "" if status.backend else why_not(status)))
+            choices.append(LanguageChoice(name, status.backend is not None, status.why_not))
         self.view.set_languages(choices)
 
     def language_status_text(self, language: str) -> str:
@@ -166,7 +166,7 @@ class Controller:
         status = self.sandbox.status(language)
         if status.backend is not None:
             return f"runs on {status.backend}"
-        return f"{language} cannot run here: {why_not(status)}"
+        return f"{language} cannot run here: {status.why_not}"
 
     def set_language(self, language: str) -> None:
         """The user picked ``language`` (or a file/example implied it)."""
