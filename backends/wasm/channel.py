@@ -27,9 +27,15 @@ when that eval starts, and reads ``0`` again when it ends, so a stale
 interrupt never reaches the next eval. Drivers that can stop running code
 at a safe point (QuickJS's interrupt handler, a Lua count hook) keep it
 open and poll it with a one-byte read at offset 0; the eval then ends with
-status ``error`` and the interpreter keeps its state. Nothing here stops
-the guest: a driver that does not poll simply runs on (the host falls back
-to killing the session). Guest code can read the flag, and nothing else.
+status ``error`` and the interpreter keeps its state. For CPython, which
+cannot poll cheaply, the channel is given the interpreter's own signal
+words (``cpython_signals``): an interrupt then also sets them, on the
+guest thread (``deliver_signal``: at the next epoch tick, or at once in a
+sleeping ``poll_oneoff``, which then returns early), and the driver's
+SIGINT handler raises ``KeyboardInterrupt`` in the user's code. Nothing
+here stops the guest: a driver that does not poll (or user code that
+ignores SIGINT) simply runs on (the host falls back to killing the
+session). Guest code can read the flag, and nothing else.
 
 When an eval ends: when the guest reads stdin after consuming the whole
 frame, i.e. when it waits for the next input. That, not a control
@@ -49,9 +55,10 @@ interpreted as anything but data, a status token, or a frame length of
 the host's own making.
 
 Threads: ``submit``, ``interrupt`` and ``kill`` are called by the host (any thread);
-``read_stdin``, ``write_control`` and ``open_control`` by the guest's
-worker thread inside host calls; ``end`` by the worker after the instance
-stopped. Every hand-over goes through one condition variable.
+``read_stdin``, ``write_control``, ``open_control`` and ``deliver_signal``
+by the guest's worker thread inside host calls or the epoch callback;
+``end`` by the worker after the instance stopped. Every hand-over goes
+through one condition variable.
 """
 
 from __future__ import annotations
@@ -64,8 +71,10 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from backends.wasm import abi, runner
+from backends.wasm.cpython_signals import SignalWords
 from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, WasiError
+from backends.wasm.memory import Fault
 from backends.wasm.state import RunControl, RunState
 from playground.core.errors import FSQuotaExceeded, LimitExceeded
 from playground.core.output import OutputCapture
@@ -125,8 +134,13 @@ class SessionChannel:
         memory_limit: int | None,
         ticker: Ticker,
         on_ready: Callable[[EvalEnd | None], None],
+        signal_words: SignalWords | None = None,
     ) -> None:
         self.control = control
+        #: CPython's SIGINT words, set by ``deliver_signal``; None for drivers that poll (or cannot stop).
+        self._signal_words = signal_words
+        #: An interrupt waits to be delivered as a signal (read without the lock by the epoch callback).
+        self.signal_due = False
         #: The ``/.session`` preopen: empty, read-only, and not part of the session's VFS.
         self.dir = Dir(0, True, None)
         #: ``/.session/interrupt``'s one byte (read-only for the guest; only this class changes it).
@@ -182,7 +196,36 @@ class SessionChannel:
             ticket.interrupted = True
             if ticket is self._current:
                 self._interrupt_file.data[0] = ord("1")
-            return True
+                if self._signal_words is not None:
+                    self.signal_due = True
+        if self.signal_due:
+            self.control.poke()
+        return True
+
+    def deliver_signal(self, run: RunState) -> bool:
+        """Set the signal words if an interrupt is due for the running eval (guest thread only).
+
+        Called at every epoch tick while ``signal_due`` and by blocking host
+        calls when poked; True when the words were set just now.
+        """
+        with self._cond:
+            if not self.signal_due:
+                return False
+            words = self._signal_words
+            if words is None or self._current is None or not self._current.interrupted:
+                self.signal_due = False
+                return False
+            try:
+                tripped = words.trip(run)
+                if tripped is False:
+                    return False  # no memory bound yet: try again at the next tick
+            except Fault:
+                log.warning("signal words lie outside this instance's memory; interrupts disabled")
+                self._signal_words = None
+                self.signal_due = False
+                return False
+            self.signal_due = False
+            return tripped is True
 
     def kill(self) -> None:
         """Stop the instance (any thread): a running eval stops within one epoch tick. Idempotent."""
@@ -226,6 +269,7 @@ class SessionChannel:
             ready, self._on_ready = self._on_ready, None
             self._phase = Phase.IDLE
             self._interrupt_file.data[0] = ord("0")
+            self.signal_due = False
         # The eval (or the start-up) is over: the driver is waiting for input.
         if finished is not None:
             self._finish(run, finished)
@@ -245,6 +289,7 @@ class SessionChannel:
                 self._current = ticket
                 self._phase = Phase.BUSY
                 self._interrupt_file.data[0] = ord("1" if ticket.interrupted else "0")
+                self.signal_due = ticket.interrupted and self._signal_words is not None
                 self._frame = b"%d\n" % len(ticket.code) + ticket.code
                 self._pos = 0
         finally:

@@ -131,6 +131,9 @@ class WasmEngine:
             reason = run.control.check()
             if reason is not None:
                 return capi.new_error(_STOP_MESSAGES[reason])
+            session = run.session
+            if session is not None and session.signal_due:
+                session.deliver_signal(run)  # a safe point on the guest thread (see cpython_signals)
             delta[0] = 1
             kind[0] = 0  # WASMTIME_UPDATE_DEADLINE_CONTINUE
             return 0

@@ -9,8 +9,10 @@ deadline, no epoch ticks); each ``eval`` hands it one framed input and
 waits for the driver to ask for the next (see ``channel`` for the
 framing, the control channel and why guest output can never end an eval).
 ``interrupt`` (Ctrl-C) stops a running eval without killing the
-interpreter where the driver polls the channel's interrupt flag
-(JavaScript, Lua); Python's driver does not.
+interpreter: JavaScript and Lua drivers poll the channel's interrupt
+flag; for Python the host sets CPython's own SIGINT words
+(``cpython_signals``, pinned per runtime binary) and the driver's handler
+raises ``KeyboardInterrupt``.
 
 Limits: each eval has its own wall and CPU budget (``RunControl.arm`` on
 the same store, on the guest thread) and its own ``OutputCapture``;
@@ -35,11 +37,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
-from backends.wasm import live, runner
+from backends.wasm import cpython_signals, live, runner
 from backends.wasm.artifacts import ArtifactStore
 from backends.wasm.channel import EvalEnd, EvalTicket, SessionChannel
+from backends.wasm.cpython_signals import SignalWords
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
 from playground.core.errors import BackendUnavailable, SessionClosed
@@ -65,23 +68,32 @@ _session_ids = itertools.count(1)
 class Driver:
     """How a ``session_driver`` name is started: argv after argv[0]; ``{driver}`` is the script's text.
 
-    ``interruptible``: the driver polls ``/.session/interrupt`` while code
-    runs, so ``interrupt()`` stops an eval and keeps the interpreter.
+    ``interrupt``: how ``interrupt()`` stops an eval and keeps the
+    interpreter. ``"poll"``: the driver polls ``/.session/interrupt`` while
+    code runs. ``"signal"``: the host sets CPython's SIGINT words, known
+    only for pinned runtimes (``cpython_signals``). None: it cannot.
     """
 
     args: tuple[str, ...]
     script: str = ""
-    interruptible: bool = False
+    interrupt: Literal["poll", "signal"] | None = None
 
 
 DRIVERS: Final = {
-    # Not interruptible: CPython can only poll from a trace/monitoring callback, which costs too much
-    # (see repl.py); Ctrl-C there ends the session.
-    "repl_py": Driver(args=("-B", "-c", "{driver}"), script="repl.py"),
+    # CPython cannot poll cheaply (a monitoring callback made loops 5.4x slower): it gets signal words.
+    "repl_py": Driver(args=("-B", "-c", "{driver}"), script="repl.py", interrupt="signal"),
     # lua.c refuses an -e argument that starts with "-" (the script's comment): ";" is an empty statement.
-    "repl_lua": Driver(args=("-e", ";{driver}"), script="repl.lua", interruptible=True),
-    "repl_js": Driver(args=("--repl",), interruptible=True),
+    "repl_lua": Driver(args=("-e", ";{driver}"), script="repl.lua", interrupt="poll"),
+    "repl_js": Driver(args=("--repl",), interrupt="poll"),
 }
+
+
+def signal_words_of(pack: Pack) -> SignalWords | None:
+    """The SIGINT words for ``pack``'s runtime when its driver is interrupted by signal, else None."""
+    spec = pack.wasm
+    if spec is None or spec.module is None or DRIVERS[spec.session_driver].interrupt != "signal":
+        return None
+    return cpython_signals.words_for(spec.module.sha256)
 
 
 def driver_unavailable_reason(pack: Pack) -> str | None:
@@ -131,8 +143,9 @@ class WasmGuestSession:
 
         The eval then ends soon (within a few thousand guest operations)
         with an error outcome and its ``interrupted`` message on stderr;
-        globals survive. False for drivers that cannot be interrupted
-        (Python): the caller must cancel the eval, which ends the session.
+        globals survive. False for drivers that cannot be interrupted (a
+        Python runtime without pinned signal words): the caller must cancel
+        the eval, which ends the session.
         Harmless when nothing runs (the flag belongs to one eval only).
         """
         if self._closed or not self._interruptible:
@@ -226,14 +239,19 @@ async def open_session(
         # None: the driver waits for its first input. Anything else: the instance ended first.
         deliver_ready(result)
 
-    channel = SessionChannel(control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready)
+    driver = DRIVERS[spec.session_driver]
+    signal_words = signal_words_of(pack)
+    channel = SessionChannel(
+        control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready, signal_words=signal_words
+    )
     startup_output = OutputCapture(STARTUP_OUTPUT)
     thread = live.start_instance(
         engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
         argv=driver_argv(pack), env={**spec.env, **request.env}, vfs=request.vfs, output=startup_output,
         memory_limit=memory_limit, start_worker=start_worker, name=f"wasm-session-{next(_session_ids)}",
     )  # fmt: skip
-    session = WasmGuestSession(channel, thread, interruptible=DRIVERS[spec.session_driver].interruptible)
+    interruptible = driver.interrupt == "poll" or signal_words is not None
+    session = WasmGuestSession(channel, thread, interruptible=interruptible)
     try:
         ended_early = await asyncio.shield(ready)
     except runner.RunCancelled:

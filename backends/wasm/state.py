@@ -66,7 +66,7 @@ class RunControl:
 
     def __init__(self, *, wall_limit: float | None, cpu_limit: float | None) -> None:
         self._lock = threading.Lock()
-        #: Set when the run is stopped; blocking host calls wait on it.
+        #: Set when the run is stopped or poked; blocking host calls wait on it.
         self.wakeup = threading.Event()
         self.reason: StopReason | None = None
         self.exit_code = 0
@@ -108,6 +108,25 @@ class RunControl:
             self.error = error
         self.wakeup.set()
         return True
+
+    def poke(self) -> None:
+        """Wake a blocked host call without stopping the run (any thread): something is due for it.
+
+        The woken call must ``settle()`` before it waits again.
+        """
+        self.wakeup.set()
+
+    def settle(self) -> bool:
+        """After a wake-up: True if the run was stopped; else re-arm the wake-up (guest thread only).
+
+        The reason is read again after clearing, so a stop that raced with
+        the clear is never lost (``stop`` records the reason before it sets
+        the event).
+        """
+        if self.reason is not None:
+            return True
+        self.wakeup.clear()
+        return self.reason is not None
 
     def cancel(self) -> bool:
         """Ask the guest to stop (any thread). It stops at its next epoch tick or host call."""

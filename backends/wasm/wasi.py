@@ -181,11 +181,17 @@ def poll_oneoff(run: RunState, in_ptr: int, out_ptr: int, nsubs: int, nevents_pt
             remaining = control.remaining()
             if remaining is not None:
                 wait = min(wait, remaining + 0.001)
-            if wait > 0 and control.wakeup.wait(wait):
+            if wait > 0 and control.wakeup.wait(wait) and control.settle():
                 raise GuestStop()
             if control.check() is not None:
                 raise GuestStop()
             if time.monotonic_ns() >= first:
+                break
+            if run.session is not None and run.session.deliver_signal(run):
+                # Interrupted (Ctrl-C delivered as CPython's signal words): the sleep ends now, as it
+                # would with EINTR, and the interpreter raises at its next check. Every clock fires,
+                # since wasi-libc turns any poll error into ENOTSUP.
+                ready = [(userdata, abi.SUCCESS, abi.EVENTTYPE_CLOCK, 0) for _, userdata in clocks]
                 break
     if not ready:
         now = time.monotonic_ns()

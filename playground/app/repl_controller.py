@@ -93,9 +93,10 @@ class ReplController:
     def interrupt(self) -> None:
         """Stop the running eval, keeping the interpreter's state where the backend can.
 
-        JavaScript and Lua on Wasm stop in place (``Session.interrupt``); anything
-        else, or an eval still running ``INTERRUPT_GRACE`` seconds later, is
-        cancelled, which kills that interpreter (the next input gets a fresh one).
+        Where the session can (``Session.interrupt``) the eval stops in place;
+        otherwise, or when it is still running ``INTERRUPT_GRACE`` seconds
+        later, it is cancelled, which kills that interpreter (the next input
+        gets a fresh one).
         """
         task = self._task
         if task is None or task.done():

@@ -7,13 +7,14 @@ repl_history``, else ``~/.local/state/...``); ``:reset``, ``:quit``,
 ``:help``; Ctrl-D quits.
 
 Ctrl-C during an eval stops it. Where the runtime allows it
-(``Session.interrupt``: JavaScript and Lua on the Wasm backend, whose
-drivers poll an interrupt flag) the input fails with an "interrupted"
-error and the interpreter keeps its state. Otherwise (Python, Docker), or
-when an interrupted input has not ended within ``INTERRUPT_GRACE``
-seconds, the eval is cancelled, which stops the interpreter: the next
-input runs in a fresh one; the REPL says so, and the session is created
-with ``auto_restart`` so it goes on. A limit (``--timeout`` per input,
+(``Session.interrupt``) the input fails as it would in the language's own
+REPL (``KeyboardInterrupt`` in Python, an "interrupted" error in
+JavaScript and Lua) and the interpreter keeps its state. Otherwise, when
+an interrupted input has not ended within ``INTERRUPT_GRACE`` seconds
+(code that catches or ignores the interrupt), or on a second Ctrl-C, the
+eval is cancelled, which stops the interpreter: the next input runs in a
+fresh one; the REPL says so, and the session is created with
+``auto_restart`` so it goes on. A limit (``--timeout`` per input,
 ``--mem`` for the session, ...) does the same.
 
 Threads: the main thread reads lines (readline needs it, and it is where
@@ -64,8 +65,9 @@ and a blank line sends whatever was typed. Commands:
   :reset   throw the interpreter's state (and its files) away
   :quit    leave (Ctrl-D does too)
   :help    this text
-Ctrl-C stops a running input. JavaScript and Lua keep their state; where
-the interpreter cannot be interrupted (Python) it restarts with no state.
+Ctrl-C stops a running input and the interpreter keeps its state. An
+input that does not stop within a few seconds (or a second Ctrl-C) stops
+the interpreter: it restarts with no state.
 """
 
 
@@ -286,8 +288,10 @@ class Repl:
         try:
             result: Result = self.runner.call(self.session.eval(source, on_output=self.terminal.guest), interrupt)
         except KeyboardInterrupt:
-            self.terminal.note("KeyboardInterrupt: the input was stopped; the interpreter restarts "
-                               "with no state (this interpreter could not be interrupted in place)")  # fmt: skip
+            why = "it did not stop when interrupted" if interrupted else "it cannot be interrupted in place"
+            self.terminal.note(
+                f"KeyboardInterrupt: the input was stopped; the interpreter restarts with no state ({why})"
+            )
             return
         except LimitExceeded as exc:
             self.terminal.note(

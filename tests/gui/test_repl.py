@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -129,17 +130,21 @@ def test_repl_flow_with_a_scripted_session_backend(qtbot: QtBot, qloop: object, 
         pg.wait(pg.controller.shutdown())
 
 
-def test_escape_interrupts_a_javascript_spin_and_keeps_state(playground: Playground) -> None:
-    """Esc during ``for(;;){}`` stops it in place (Wasm QuickJS): the next input still sees ``kept``."""
-    playground.select("javascript")
+@pytest.mark.parametrize(
+    ("lang", "keep", "spin"),
+    [("javascript", "var kept = 41", "for (;;) {}"), ("python", "kept = 41", "while True: pass")],
+)
+def test_escape_interrupts_a_spin_and_keeps_state(playground: Playground, lang: str, keep: str, spin: str) -> None:
+    """Esc during an endless loop stops it in place (Wasm QuickJS, CPython): the next input still sees ``kept``."""
+    playground.select(lang)
     playground.window.show_tab("repl")
     repl = playground.window.repl
-    submit(playground, "var kept = 41")
-    repl.input.setPlainText("for (;;) {}")
+    submit(playground, keep)
+    repl.input.setPlainText(spin)
     playground.qtbot.keyClick(repl.input, Qt.Key.Key_Return)
     playground.qtbot.waitUntil(lambda: playground.controller.repl.busy, timeout=5_000)
     playground.qtbot.wait(300)
-    playground.controller.repl.interrupt()
+    playground.qtbot.keyClick(repl.input, Qt.Key.Key_Escape)
     playground.qtbot.waitUntil(lambda: not playground.controller.repl.busy, timeout=5_000)
     transcript = repl.transcript_text()
     assert "interrupted: the interpreter kept its state" in transcript, transcript

@@ -1,10 +1,11 @@
 """``Session.interrupt()`` on the real runtimes: Ctrl-C without losing the interpreter's state.
 
 JavaScript (QuickJS's interrupt handler) and Lua (a count hook) poll the
-session's ``/.session/interrupt`` flag, so an interrupted eval fails and
-the session lives on. Python's driver does not poll (see
-``resources/drivers/repl.py``): ``interrupt()`` says so and changes nothing.
-Skipped per language when its runtime is not installed in the user cache.
+session's ``/.session/interrupt`` flag; for Python the host sets CPython's
+own SIGINT words (``backends/wasm/cpython_signals.py``) and the driver
+raises ``KeyboardInterrupt``. Either way an interrupted eval fails and the
+session lives on. Skipped per language when its runtime is not installed
+in the user cache.
 """
 
 from __future__ import annotations
@@ -27,14 +28,18 @@ SPIN = {"javascript": "for (;;) {}", "lua": "while true do end", "python": "whil
 STUBBORN = {
     "javascript": "for (;;) { try { for (;;) {} } catch (e) {} }",
     "lua": "while true do pcall(function() while true do end end) end",
+    # Python's own semantics: one KeyboardInterrupt per Ctrl-C, which code may catch (tested below);
+    # a sleep must end early, and C code that checks for signals must stop too.
+    "python": "import time\ntime.sleep(60)",
 }
 #: Long enough to reach the interrupt poll many times, and what it prints.
 BUSY = {
     "javascript": ("let n = 0; for (let i = 0; i < 1e6; i++) n += i; n", b"499999500000\n"),
     "lua": ("local n = 0 for i = 1, 1e6 do n = n + i end return n", b"500000500000\n"),
+    "python": ("n = 0\nfor i in range(10**6): n += i\nn", b"499999500000\n"),
 }
-MESSAGE = {"javascript": b"InternalError: interrupted", "lua": b"stdin:1: interrupted"}
-INTERRUPTIBLE = ["javascript", "lua"]
+MESSAGE = {"javascript": b"InternalError: interrupted", "lua": b"stdin:1: interrupted", "python": b"KeyboardInterrupt"}
+INTERRUPTIBLE = ["javascript", "lua", "python"]
 
 
 @pytest.fixture(scope="module")
@@ -100,15 +105,80 @@ async def test_an_interrupt_belongs_to_one_eval(real: Sandbox, open_sessions: li
     assert (result.exit_code, result.stdout) == (0, output), result.stderr
 
 
-async def test_python_cannot_be_interrupted_in_place(real: Sandbox, open_sessions: list[Session]) -> None:
+async def test_python_interrupt_is_a_keyboard_interrupt_in_the_users_code(
+    real: Sandbox, open_sessions: list[Session]
+) -> None:
     session = await _session(real, "python", open_sessions)
     assert (await session.eval(SET_X["python"])).exit_code == 0
-    eval_task = asyncio.create_task(session.eval("import time\nfor _ in range(20): time.sleep(0.01)\nx += 1"))
-    await asyncio.sleep(0.05)
-    assert session.interrupt() is False  # the CLI then cancels the eval and restarts
-    result = await eval_task  # nothing was changed: the eval runs to its end
-    assert result.exit_code == 0
+    interrupter = asyncio.create_task(_interrupt_later(session))
+    result = await asyncio.wait_for(session.eval("def spin():\n    while True:\n        pass\nspin()"), 10)
+    assert await interrupter is True
+    assert result.exit_code == 1
+    lines = result.stderr.decode().splitlines()
+    # The traceback points at the user's loop; neither the driver nor its handler appears in it.
+    assert lines[0] == "Traceback (most recent call last):" and lines[-1] == "KeyboardInterrupt", lines
+    assert 'File "<input-2>", line 4, in <module>' in lines[1] and "in spin" in result.stderr.decode()
+    assert b"repl.py" not in result.stderr and b"on_sigint" not in result.stderr
+    # Code may catch it, as in any Python; the session goes on with what the eval did.
+    interrupter = asyncio.create_task(_interrupt_later(session))
+    caught = "try:\n    while True:\n        x += 0\nexcept KeyboardInterrupt:\n    x += 1\n    print('caught')"
+    result = await asyncio.wait_for(session.eval(caught), 10)
+    await interrupter
+    assert (result.exit_code, result.stdout, result.stderr) == (0, b"caught\n", b"")
     assert (await session.eval("x")).stdout == b"42\n"
+
+
+async def test_python_interrupt_before_the_code_starts(real: Sandbox, open_sessions: list[Session]) -> None:
+    """An interrupt for an eval still queued stops it before its first statement."""
+    session = await _session(real, "python", open_sessions)
+    assert (await session.eval(SET_X["python"])).exit_code == 0
+    eval_task = asyncio.create_task(session.eval("x += 1\nimport time\ntime.sleep(30)"))
+    await asyncio.sleep(0)  # submitted, not yet taken by the driver
+    assert session.interrupt() is True
+    result = await asyncio.wait_for(eval_task, 10)
+    assert result.exit_code == 1 and result.stderr.endswith(b"KeyboardInterrupt\n"), result.stderr
+    assert (await session.eval("x")).stdout in (b"41\n", b"42\n")
+
+
+async def test_python_code_that_ignores_sigint_runs_on(real: Sandbox, open_sessions: list[Session]) -> None:
+    """SIG_IGN is honoured: the interrupt changes nothing and the host must cancel (as the CLI does)."""
+    session = await _session(real, "python", open_sessions)
+    setup = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nx = 41"
+    assert (await session.eval(setup)).exit_code == 0
+    eval_task = asyncio.create_task(session.eval("for _ in range(30): time.sleep(0.01)\nx += 1"))
+    await asyncio.sleep(0.05)
+    assert session.interrupt() is True
+    result = await asyncio.wait_for(eval_task, 10)
+    assert (result.exit_code, result.stderr) == (0, b"")
+    assert (await session.eval("x")).stdout == b"42\n"
+
+
+async def test_python_code_with_its_own_sigint_handler_gets_it_called(
+    real: Sandbox, open_sessions: list[Session]
+) -> None:
+    session = await _session(real, "python", open_sessions)
+    setup = (
+        "import signal\nstop = False\ndef mine(signum, frame):\n    global stop\n    stop = True\n"
+        "signal.signal(signal.SIGINT, mine)"
+    )
+    assert (await session.eval(setup)).exit_code == 0
+    interrupter = asyncio.create_task(_interrupt_later(session))
+    result = await asyncio.wait_for(session.eval("while not stop: pass\nprint('my handler ran')"), 10)
+    await interrupter
+    assert (result.exit_code, result.stdout, result.stderr) == (0, b"my handler ran\n", b"")
+
+
+async def test_python_interrupt_latency(real: Sandbox, open_sessions: list[Session]) -> None:
+    """A pure-Python loop and a sleep both stop within a few epoch ticks."""
+    session = await _session(real, "python", open_sessions)
+    for code in ("while True: pass", "import time\ntime.sleep(60)", "sum(i * i for i in range(10**10))"):
+        eval_task = asyncio.create_task(session.eval(code))
+        await asyncio.sleep(0.2)
+        asked = time.monotonic()
+        assert session.interrupt() is True
+        result = await asyncio.wait_for(eval_task, 10)
+        assert result.stderr.endswith(b"KeyboardInterrupt\n"), (code, result.stderr)
+        assert time.monotonic() - asked < 0.5, code
 
 
 @pytest.mark.parametrize(

@@ -171,18 +171,39 @@ def test_javascript_ctrl_c_keeps_the_state(start) -> None:  # type: ignore[no-un
     assert "fresh interpreter" not in t.screen
 
 
-def test_python_ctrl_c_restarts_the_interpreter(start) -> None:  # type: ignore[no-untyped-def]
+def test_python_ctrl_c_keeps_the_state(start) -> None:  # type: ignore[no-untyped-def]
     _need(python.PACK)
     t = start("python", "--timeout", "20s")
     t.expect(r">>> ")
-    t.line("x = 1")
+    t.line("x = 41")
     t.expect(r">>> ")
     t.line("while True: pass")
     t.expect(r"\.\.\. ")
     t.line("")
     time.sleep(0.5)
     t.type("\x03")
-    t.expect(r"KeyboardInterrupt: the input was stopped; the interpreter restarts with no state")
+    t.expect(r"\nKeyboardInterrupt\n")
+    t.expect(r"KeyboardInterrupt \(the interpreter keeps its state\)")
+    t.expect(r">>> ")
+    t.line("x + 1")
+    t.expect(r"\n42\n>>> ")
+    t.line(":quit")
+    assert t.close() == 0
+    assert "fresh interpreter" not in t.screen
+
+
+def test_python_input_that_ignores_ctrl_c_is_stopped_and_restarts(start) -> None:  # type: ignore[no-untyped-def]
+    _need(python.PACK)
+    t = start("python", "--timeout", "20s")
+    t.expect(r">>> ")
+    t.line("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); x = 1")
+    t.expect(r">>> ")
+    t.line("while True: pass")
+    t.expect(r"\.\.\. ")
+    t.line("")
+    time.sleep(0.5)
+    t.type("\x03")  # ignored by the guest: after the grace period the interpreter is stopped
+    t.expect(r"the interpreter restarts with no state \(it did not stop when interrupted\)", timeout=10)
     t.expect(r">>> ")
     t.line("x")
     t.expect(r"NameError")

@@ -1,0 +1,66 @@
+"""The pinned CPython SIGINT words are what the runtime binary itself says they are.
+
+``derive`` finds them from the interpreter's behaviour (memory snapshots
+around ``trip_signal``); a pin that differs would make the host write into
+the wrong words, so this test guards ``PINNED`` whenever the runtime changes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from backends.wasm import WasmBackend, cpython_signals
+from backends.wasm.artifacts import ArtifactStore
+from backends.wasm.cpython_signals import DerivationFailed, SignalWords, find_words
+from backends.wasm.engine import shared_engine
+from backends.wasm.session import signal_words_of
+from playground.core import Artifact, Pack, WasmSpec
+from playground.packs import python
+
+
+def test_pinned_words_match_the_runtime() -> None:
+    backend = WasmBackend(packs=[python.PACK])
+    spec = python.PACK.wasm
+    assert spec is not None and spec.module is not None
+    reason = backend.unavailable_reason(python.PACK)
+    if reason is not None:
+        pytest.skip(reason)
+    path = ArtifactStore(backend.cache_dir).verified_path(spec.module, "python")
+    module = backend.modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=None)
+    derived = cpython_signals.derive(shared_engine(), module)
+    assert cpython_signals.words_for(spec.module.sha256) == derived
+    assert signal_words_of(python.PACK) == derived
+
+
+def test_another_binary_gets_no_words() -> None:
+    """Words are keyed by the runtime's SHA-256: any other module is never written to."""
+    spec = python.PACK.wasm
+    assert spec is not None and spec.module is not None
+    other = Artifact(name=spec.module.name, sha256="0" * 64, size=spec.module.size)
+    pack = Pack(name="python", extensions=(".py",), wasm=WasmSpec(module=other, session_driver="repl_py"))
+    assert signal_words_of(pack) is None
+
+
+def test_find_words_refuses_ambiguous_probes() -> None:
+    page = bytearray(8192)
+    quiet = bytes(page)
+    page[64:68] = (1).to_bytes(4, "little")
+    noisy = bytes(page)
+    messages = [(b"I12 16 20 0 1692", quiet)] + [
+        message
+        for _ in range(4)
+        for signum in (2, 10)
+        for message in ((b"B%d" % signum, quiet), (bytes([signum]), noisy), (b"A%d" % signum, quiet))
+    ]
+    # One raised word, shared by both signals: no SIGINT-only word, so no answer rather than a guess.
+    with pytest.raises(DerivationFailed, match="not unique"):
+        find_words(messages)
+    with pytest.raises(DerivationFailed):
+        find_words(messages[:-1])
+
+
+def test_signal_words_refuse_bad_addresses() -> None:
+    with pytest.raises(ValueError):
+        SignalWords(tripped=6, pending=(8,), none=12, int_type=16, inert_values=(0,))
+    with pytest.raises(ValueError):
+        SignalWords(tripped=0, pending=(), none=12, int_type=16, inert_values=(0,))
