@@ -30,11 +30,20 @@ SETUP_FAILED: Final = 125
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Driver:
-    """A REPL driver: its resource file, the program that runs it, the FIFOs it expects."""
+    """A REPL driver: its resource file, the program that runs it, the FIFOs it expects.
+
+    ``interrupt``: the argv (run with ``docker exec``) that sends SIGINT to
+    the interpreter's process group, ``{pgid}`` replaced by its pid. Each
+    image's own tool: dash's ``kill`` cannot signal a process group.
+    """
 
     resource: str
     program: tuple[str, ...]
     fifos: tuple[str, ...]
+    interrupt: tuple[str, ...]
+
+    def interrupt_argv(self, pgid: int) -> list[str]:
+        return [arg.replace("{pgid}", str(int(pgid))) for arg in self.interrupt]
 
     @property
     def filename(self) -> str:
@@ -42,9 +51,17 @@ class Driver:
 
 
 DRIVERS: Final[dict[str, Driver]] = {
-    "bash": Driver(resource="docker_bash_repl.sh", program=("bash", "--norc", "--noprofile"), fifos=("cmd", "res")),
-    "node": Driver(resource="docker_node_repl.js", program=("node",), fifos=("out", "err")),
-}
+    "bash": Driver(
+        resource="docker_bash_repl.sh", program=("bash", "--norc", "--noprofile"), fifos=("cmd", "res"),
+        interrupt=("bash", "--norc", "--noprofile", "-c", "kill -INT -- -{pgid}"),
+    ),
+    "node": Driver(
+        resource="docker_node_repl.js", program=("node",), fifos=("out", "err"),
+        # bash starts in a few ms, node in a few hundred: node only in an image without bash.
+        interrupt=("sh", "-c", "if command -v bash >/dev/null; then exec bash -c 'kill -INT -- -{pgid}'; fi; "
+                               "exec node -e \"process.kill(-{pgid}, 'SIGINT')\""),
+    ),
+}  # fmt: skip
 
 
 def drivers_dir() -> Path:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -355,15 +356,42 @@ class Engine:
 
     def kill(self, container: str) -> None:
         """SIGKILL the container; a container that already stopped or is gone is fine."""
+        self.signal(container, "SIGKILL")
+
+    def signal(self, container: str, signal: str) -> None:
+        """Send ``signal`` to the container's init, which passes it to the main process.
+
+        A container that already stopped or is gone is fine.
+        """
         try:
-            with _translated("kill the container"):
-                self._api.kill(container, signal="SIGKILL")
+            with _translated(f"send {signal} to the container"):
+                self._api.kill(container, signal=signal)
         except ContainerGone:
             return
         except EngineError as exc:
-            if "is not running" in exc.detail or "not running" in str(exc):
+            if "not running" in exc.detail or "not running" in str(exc):
                 return
             raise
+
+    def exec_quietly(self, container: str, argv: list[str], timeout: float) -> int | None:
+        """Run ``argv`` in the running container (no stdin, output discarded); its exit code.
+
+        Waits up to ``timeout`` seconds for it to end (None: still running).
+        Without attached streams ``exec_start`` returns at once, so the end
+        is polled.
+        """
+        deadline = time.monotonic() + timeout
+        with _translated("exec in the container"):
+            created: Mapping[str, Any] = self._api.exec_create(container, argv, stdout=False, stderr=False)
+            exec_id = str(created["Id"])
+            self._api.exec_start(exec_id, detach=True)
+            while True:
+                info: Mapping[str, Any] = self._api.exec_inspect(exec_id)
+                if not info.get("Running") and info.get("ExitCode") is not None:
+                    return int(info["ExitCode"])
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.005)
 
     def wait(self, container: str, timeout: float) -> int:
         """Wait for the container to stop; return its exit code."""

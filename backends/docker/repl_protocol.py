@@ -7,7 +7,9 @@ ASCII type letter, eight lowercase hex digits of payload length, the payload.
   bytes that look exactly like a control frame, nonce included - travels
   inside one of these, so it is never parsed as anything but data.
 * ``Y`` (ready), ``R`` (an eval finished) and ``X`` (the interpreter exited):
-  the session's 128-bit nonce, then the eval id and status for R and X.
+  the session's 128-bit nonce, then the interpreter's process id for Y
+  (it leads its own process group: Ctrl-C signals that group) and the eval
+  id and status for R and X.
 
 Everything read here is treated as hostile: an unknown type, a length that
 is not eight hex digits, a frame above its cap, or a control frame without
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import hmac
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -30,6 +33,7 @@ MAX_DATA: Final = 1 << 20
 #: Largest control frame accepted.
 MAX_CONTROL: Final = 4096
 _HEX: Final = frozenset(b"0123456789abcdef")
+_DECIMAL: Final = re.compile(rb"-?[0-9]{1,12}")
 
 
 class ProtocolError(Exception):
@@ -52,11 +56,12 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class Control:
-    """A control frame whose nonce matched: ``eval_id`` and ``status`` (0 for READY)."""
+    """A control frame whose nonce matched: ``eval_id`` and ``status`` (0 for READY), READY's ``pid``."""
 
     kind: Kind
     eval_id: int
     status: int
+    pid: int = 0
 
 
 class FrameReader:
@@ -109,16 +114,15 @@ def parse_control(frame: Frame, nonce: str) -> Control:
     parts = frame.payload.split(b" ")
     if not parts or not hmac.compare_digest(parts[0], nonce.encode()):
         raise ProtocolError(f"{frame.kind.name} frame without the session nonce")
-    expected = 1 if frame.kind is Kind.READY else 3
-    if len(parts) != expected:
+    expected = 2 if frame.kind is Kind.READY else 3
+    if len(parts) != expected or not all(_DECIMAL.fullmatch(part) for part in parts[1:]):
         raise ProtocolError(f"malformed {frame.kind.name} frame")
     if frame.kind is Kind.READY:
-        return Control(frame.kind, 0, 0)
-    try:
-        eval_id, status = int(parts[1]), int(parts[2])
-    except ValueError:
-        raise ProtocolError(f"malformed {frame.kind.name} frame") from None
-    return Control(frame.kind, eval_id, status)
+        pid = int(parts[1])
+        if not 1 < pid < 1 << 22:
+            raise ProtocolError("READY frame with an impossible interpreter pid")
+        return Control(frame.kind, 0, 0, pid=pid)
+    return Control(frame.kind, int(parts[1]), int(parts[2]))
 
 
 def command(eval_id: int, code: bytes) -> bytes:

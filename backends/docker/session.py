@@ -25,6 +25,15 @@ cannot go beyond that: wall time and the output cap are enforced here on
 the host, every frame is parsed as hostile input, and each session has its
 own container.
 
+Ctrl-C (``interrupt``): the interpreter leads its own process group (its
+pid comes in the READY frame); the host sends SIGINT to that group from
+inside the container (``docker exec`` of the driver's ``interrupt`` argv,
+off the caller's thread), and the driver's
+interpreter stops the running input in place (see the drivers). The signal
+is sent only while that eval still runs, and the next eval is not sent
+before a signal in flight has been delivered, so an interrupt never
+reaches a later eval.
+
 Per-eval limits: ``wall_time`` (host deadline; the container is killed),
 ``max_output`` (the capture's cap; the container is killed). The session's
 ``memory``, ``max_procs`` and filesystem limits are the container's.
@@ -43,7 +52,7 @@ from concurrent.futures import Executor
 from typing import Final
 
 from backends.docker.control import Cancelled, RunControl, in_worker
-from backends.docker.drivers import driver_for, session_archive, setup_script
+from backends.docker.drivers import Driver, driver_for, session_archive, setup_script
 from backends.docker.engine import Attachment, Engine, EngineError
 from backends.docker.profile import EngineKind, session_profile
 from backends.docker.repl_protocol import Control, FrameReader, Kind, ProtocolError, command, parse_control
@@ -65,6 +74,8 @@ log = logging.getLogger(__name__)
 POLL: Final = 0.05
 #: Bound on writing one command to the driver.
 SEND_TIMEOUT: Final = 30.0
+#: Bound on delivering Ctrl-C (a ``docker exec`` of ``kill``).
+SIGNAL_TIMEOUT: Final = 10.0
 
 
 class DockerGuestSession:
@@ -80,6 +91,7 @@ class DockerGuestSession:
         *,
         engine: Engine,
         container: str,
+        driver: Driver,
         attachment: Attachment,
         nonce: str,
         pool: Executor,
@@ -87,6 +99,7 @@ class DockerGuestSession:
     ) -> None:
         self.container = container
         self._engine = engine
+        self._driver = driver
         self._attachment = attachment
         self._nonce = nonce
         self._pool = pool
@@ -99,6 +112,13 @@ class DockerGuestSession:
         self._destroyed = False
         self._lock = threading.Lock()
         self.stderr_tail = bytearray()
+        #: The interpreter's pid (its process group), from the READY frame.
+        self._interp_pid = 0
+        #: The eval in flight (guarded by ``_lock``), and whether a Ctrl-C for it is being sent.
+        self._running: int | None = None
+        self._signalling = False
+        #: Held while a Ctrl-C is delivered; the next command waits for it.
+        self._signal_lock = threading.Lock()
 
     @property
     def alive(self) -> bool:
@@ -117,6 +137,7 @@ class DockerGuestSession:
             if control is None:
                 raise SessionKilled(f"the REPL driver did not start in time{self._stderr_hint()}")
             if control.kind is Kind.READY:
+                self._interp_pid = control.pid
                 return
             raise SessionKilled("the REPL driver sent a result before it was ready")
 
@@ -134,12 +155,47 @@ class DockerGuestSession:
             raise SessionKilled("the session's container is gone")
         return await in_worker(self._pool, lambda ctl: self._eval(code, output, limits, ctl))
 
+    def interrupt(self) -> bool:
+        """Send Ctrl-C to the running eval (any thread; returns at once); see the module docstring.
+
+        True when this session can be interrupted in place (the eval then
+        ends with status 130 or an "interrupted" error), harmless when
+        nothing runs. False once the session is dead.
+        """
+        with self._lock:
+            if not self.alive or self._interp_pid <= 1:
+                return False
+            eval_id = self._running
+            if eval_id is None or self._signalling:
+                return True
+            self._signalling = True
+        self._reaper(lambda: self._send_sigint(eval_id))
+        return True
+
+    def _send_sigint(self, eval_id: int) -> None:
+        try:
+            with self._signal_lock:
+                with self._lock:
+                    if self._running != eval_id or not self.alive:
+                        return
+                argv = self._driver.interrupt_argv(self._interp_pid)
+                if self._engine.exec_quietly(self.container, argv, SIGNAL_TIMEOUT) != 0:
+                    log.info("Ctrl-C for session container %s was not delivered", self.container[:12])
+        except EngineError:
+            log.info("could not send Ctrl-C to session container %s", self.container[:12], exc_info=True)
+        finally:
+            with self._lock:
+                self._signalling = False
+
     def _eval(self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl) -> Outcome:
         self._next_id += 1
         eval_id = self._next_id
         wall = limits.get("wall_time")
         try:
-            self._attachment.send(command(eval_id, code.encode("utf-8", "surrogatepass")), timeout=SEND_TIMEOUT)
+            with self._signal_lock:  # a Ctrl-C still in flight belongs to the previous eval
+                with self._lock:
+                    self._running = eval_id
+                self._attachment.send(command(eval_id, code.encode("utf-8", "surrogatepass")), timeout=SEND_TIMEOUT)
         except EngineError as exc:
             self._destroy()
             raise SessionKilled(f"the session's container stopped listening: {exc}") from exc
@@ -149,6 +205,9 @@ class DockerGuestSession:
         except Cancelled:
             self._destroy()
             raise
+        finally:
+            with self._lock:
+                self._running = None
         if control is None:
             self._destroy()
             raise TimeLimitExceeded(f"wall-time limit of {wall:g}s exceeded; the session's container was killed")
@@ -278,7 +337,8 @@ def start_session(
     try:
         attachment = engine.attach(container)
         session = DockerGuestSession(
-            engine=engine, container=container, attachment=attachment, nonce=nonce, pool=pool, reaper=reaper
+            engine=engine, container=container, driver=driver, attachment=attachment, nonce=nonce, pool=pool,
+            reaper=reaper,
         )
         engine.start(container)
         attachment.send(archive, timeout=SEND_TIMEOUT)

@@ -13,22 +13,48 @@
 # Frames to the host: one ASCII type letter, 8 lowercase hex digits of payload
 # length, the payload. O/E carry guest bytes (always inside such a frame, at
 # most 4000 bytes, written with one write(2) so frames never interleave);
-# Y (ready), R (result) and X (interpreter exited) carry the session nonce
-# first. Commands from the host: "C <id> <length>\n" then <length> bytes of code.
+# Y (ready: nonce and the interpreter's pid), R (result) and X (interpreter
+# exited) carry the session nonce first. Commands from the host:
+# "C <id> <length>\n" then <length> bytes of code.
 # See backends/docker/repl_protocol.py for the host side.
+#
+# Ctrl-C: the interpreter leads its own process group; the host sends SIGINT
+# to that group (docker exec kill), which also stops a foreground command
+# such as sleep. The interpreter's INT trap then unwinds the running input:
+# with extdebug, a DEBUG trap that returns 2 makes bash return from every
+# function and from the sourced input in turn, like Ctrl-C at a prompt; the
+# input reports status 130 and the shell keeps its variables and functions.
+# Guest code that sets its own INT trap keeps it (the host then stops the
+# container after a grace period).
 
 if [ "${1-}" = interp ]; then
   shopt -s expand_aliases
   exec 3>"$PG_DIR/res" 4<"$PG_DIR/cmd" </dev/null >/dev/null 2>&1
+  __pg_unwind() {
+    # BASH_SOURCE: this file twice at the interpreter's own level, more inside the input.
+    if (( ${#BASH_SOURCE[@]} > 2 )); then return 2; fi
+    trap - DEBUG
+    shopt -u extdebug
+    return 0
+  }
+  trap 'if [ -n "$__pg_id" ]; then __pg_int=1; shopt -s extdebug; trap __pg_unwind DEBUG; fi' INT
   __pg_id=
   while :; do
     while :; do
       # Also reached after a guest's stray "break" or "continue": report the eval anyway.
       if [ -n "$__pg_id" ]; then
+        [ -z "$__pg_int" ] || __pg_rc=130
         printf '%s %s\n' "$__pg_id" "$__pg_rc" >&3
         __pg_id=
       fi
-      IFS= read -r __pg_id <&4 || exit 0
+      __pg_int=
+      IFS= read -r __pg_next <&4
+      case $? in
+        0) ;;
+        1) exit 0 ;;
+        *) continue ;; # a late interrupt woke the read: nothing runs, nothing to stop
+      esac
+      __pg_id=$__pg_next
       __pg_rc=0
       . "$PG_DIR/c.$__pg_id" >"$PG_DIR/o.$__pg_id" 2>"$PG_DIR/e.$__pg_id" 3>&- 4<&-
       __pg_rc=$?
@@ -57,10 +83,14 @@ pump() { # type fifo: frame the FIFO's bytes until EOF
   rm -f "$2.c" "$2.f"
 }
 
+# Job control only for this start: the interpreter gets its own process group and
+# SIGINT is not ignored in it (as it is for other background commands).
+set -m
 PG_DIR=$PG_DIR bash --norc --noprofile "$0" interp </dev/null >/dev/null 2>&1 &
 ipid=$!
+set +m
 exec 6<"$PG_DIR/res" 5>"$PG_DIR/cmd"
-emit Y "$nonce"
+emit Y "$nonce $ipid"
 
 while IFS=' ' read -r kind id len; do
   case "$kind:$id:$len" in

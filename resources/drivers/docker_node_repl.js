@@ -12,10 +12,16 @@
 //
 // Frames to the host: one ASCII type letter, 8 lowercase hex digits of
 // payload length, the payload. O/E carry guest stdout/stderr bytes (whatever
-// they contain: they are always inside such a frame); Y (ready), R (result)
-// and X (interpreter exited) carry the session nonce first. Commands from the
-// host: "C <id> <length>\n" followed by <length> bytes of code.
-// See backends/docker/repl_protocol.py for the host side.
+// they contain: they are always inside such a frame); Y (ready: nonce and the
+// interpreter's pid), R (result) and X (interpreter exited) carry the session
+// nonce first. Commands from the host: "C <id> <length>\n" followed by
+// <length> bytes of code. See backends/docker/repl_protocol.py for the host side.
+//
+// Ctrl-C: the interpreter leads its own process group (detached); the host
+// sends SIGINT to that group (docker exec kill), which also stops a child
+// process the code waits for. Running code is stopped by V8 (breakOnSigint,
+// like node's own REPL); an eval awaiting a promise is abandoned with the
+// same error. Either way the eval fails and the context keeps its state.
 
 const fs = require('fs');
 const path = require('path');
@@ -68,6 +74,7 @@ function driver() {
   const child = spawn(process.execPath, [__filename, 'interp'], {
     stdio: ['pipe', writers[0], writers[1], 'pipe'],
     cwd: process.cwd(),
+    detached: true, // its own process group, the target of Ctrl-C
   });
   for (const fd of writers) fs.closeSync(fd);
   for (const type of ['O', 'E']) {
@@ -137,7 +144,7 @@ function driver() {
     }
   });
   process.stdin.on('end', () => child.kill('SIGKILL'));
-  send('Y', nonce);
+  send('Y', `${nonce} ${child.pid}`);
 }
 
 function interp() {
@@ -151,8 +158,10 @@ function interp() {
   const complain = (err) => {
     try {
       let text = err && typeof err.stack === 'string' ? err.stack : util.inspect(err);
-      const ours = text.indexOf('\n    at Script.runInThisContext');
-      if (ours >= 0) text = text.slice(0, ours); // the driver's own frames are noise
+      for (const frame of ['\n    at Script.runInThisContext', '\n    at sigintHandlersWrap']) {
+        const ours = text.indexOf(frame);
+        if (ours >= 0) text = text.slice(0, ours); // the driver's own frames are noise
+      }
       process.stderr.write(`${text}\n`);
     } catch (e) {
       // stderr is gone: nothing to tell
@@ -162,12 +171,30 @@ function interp() {
   process.on('uncaughtException', complain);
   process.on('unhandledRejection', complain);
 
+  // SIGINT outside synchronous code (breakOnSigint handles that): abandon the awaited value.
+  let abandon = null;
+  process.on('SIGINT', () => {
+    if (abandon !== null) abandon();
+  });
+
   async function run(id, code) {
     let status = 0;
     try {
-      let value = vm.runInThisContext(code, { filename: `repl:${id}`, displayErrors: false });
+      let value = vm.runInThisContext(code, { filename: `repl:${id}`, displayErrors: false, breakOnSigint: true });
       if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
-        value = await value;
+        const interrupted = new Promise((resolve, reject) => {
+          abandon = () => {
+            const err = new Error('Script execution was interrupted by `SIGINT`');
+            err.code = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
+            err.stack = `Error: ${err.message}`;
+            reject(err);
+          };
+        });
+        try {
+          value = await Promise.race([value, interrupted]);
+        } finally {
+          abandon = null;
+        }
       }
       if (value !== undefined) process.stdout.write(`${util.inspect(value, { colors: false })}\n`);
     } catch (err) {

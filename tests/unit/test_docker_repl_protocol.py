@@ -60,12 +60,16 @@ def test_caps() -> None:
 def test_control_needs_the_nonce_and_shape() -> None:
     ok = parse_control(FrameReader().feed(frame(Kind.RESULT, f"{NONCE} 7 -2".encode()))[0], NONCE)
     assert (ok.kind, ok.eval_id, ok.status) == (Kind.RESULT, 7, -2)
-    assert parse_control(FrameReader().feed(frame(Kind.READY, NONCE.encode()))[0], NONCE).kind is Kind.READY
-    for payload in [f"{'cd' * 16} 1 0", f"{NONCE} 1", f"{NONCE} x 0", f"{NONCE}1 0", "", f"{NONCE} 1 0 9"]:
+    ready = parse_control(FrameReader().feed(frame(Kind.READY, f"{NONCE} 17".encode()))[0], NONCE)
+    assert (ready.kind, ready.pid) == (Kind.READY, 17)
+    for payload in [f"{'cd' * 16} 1 0", f"{NONCE} 1", f"{NONCE} x 0", f"{NONCE}1 0", "", f"{NONCE} 1 0 9",
+                    f"{NONCE} +1 0", f"{NONCE} 1 0x1", f"{NONCE} 1 1_0"]:  # fmt: skip
         with pytest.raises(ProtocolError):
             parse_control(FrameReader().feed(frame(Kind.RESULT, payload.encode()))[0], NONCE)
-    with pytest.raises(ProtocolError):
-        parse_control(FrameReader().feed(frame(Kind.READY, f"{NONCE} 1 0".encode()))[0], NONCE)
+    # READY names the interpreter's process (group) for Ctrl-C: never 0, 1 (init) or a negative number.
+    for payload in [NONCE, f"{NONCE} 1 0", f"{NONCE} 0", f"{NONCE} 1", f"{NONCE} -5", f"{NONCE} 99999999"]:
+        with pytest.raises(ProtocolError):
+            parse_control(FrameReader().feed(frame(Kind.READY, payload.encode()))[0], NONCE)
     with pytest.raises(ProtocolError):
         parse_control(FrameReader().feed(frame(Kind.STDOUT, NONCE.encode()))[0], NONCE)
 
