@@ -10,12 +10,16 @@ Like the interactive interpreter, the value of a final expression
 statement is echoed through ``sys.displayhook`` (its repr, unless None;
 ``_`` is set); tracebacks go to stderr without the driver's own frames.
 
-Not interruptible: this driver does not poll /.session/interrupt. CPython
-under WASI gets no signals, and the only way to check a flag while Python
-code runs is a trace or ``sys.monitoring`` callback; a JUMP callback that
-counts and reads the flag every 10000 jumps made a tight loop 5.4x slower
-(measured), too much to pay on every eval. Ctrl-C therefore stops the
-interpreter (the session restarts with no state).
+Ctrl-C: CPython under WASI gets no signals, and polling a flag from a
+``sys.monitoring`` callback made tight loops 5.4x slower (measured). So the
+host sets CPython's own SIGINT flags in memory instead
+(backends/wasm/cpython_signals.py), and this driver's SIGINT handler
+raises ``KeyboardInterrupt`` in the running input, as in a terminal. The
+handler raises only while user code runs: an interrupt that lands in the
+driver's own code is ignored, and one that arrived before the input's
+code started is caught by reading /.session/interrupt (``1`` while the
+host asks this input to stop) just before running it. User code may
+install its own SIGINT handler (or ignore SIGINT) like anywhere else.
 """
 
 import ast
@@ -23,6 +27,7 @@ import builtins
 import io
 import linecache
 import os
+import signal
 import sys
 import traceback
 import types
@@ -31,6 +36,14 @@ import types
 def _driver():
     read = os.read
     control = os.open("/.session/control", os.O_WRONLY)
+    interrupt_flag = os.open("/.session/interrupt", os.O_RDONLY)
+    user_code_runs = False
+
+    def on_sigint(signum, frame):
+        if user_code_runs:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
     main = types.ModuleType("__main__")
     main.__builtins__ = builtins
     sys.modules["__main__"] = main
@@ -62,10 +75,20 @@ def _driver():
         for _ in range(skip):
             if tb is not None:
                 tb = tb.tb_next
-        exc.__traceback__ = tb
+        # Our SIGINT handler's own frame is the last one of a KeyboardInterrupt: not the user's code.
+        frames = []
+        while tb is not None:
+            frames.append(tb)
+            tb = tb.tb_next
+        if frames and frames[-1].tb_frame.f_code is on_sigint.__code__:
+            frames.pop()
+            if frames:
+                frames[-1].tb_next = None
+        exc.__traceback__ = frames[0] if frames else None
         sys.stderr.write("".join(traceback.format_exception(exc)))
 
     def run(source, filename):
+        nonlocal user_code_runs
         try:
             tree = ast.parse(source, filename, "exec")
         except (SyntaxError, ValueError, OverflowError, MemoryError) as exc:
@@ -74,6 +97,9 @@ def _driver():
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         body = tree.body
         try:
+            user_code_runs = True
+            if os.pread(interrupt_flag, 1, 0) == b"1":
+                raise KeyboardInterrupt
             if body and isinstance(body[-1], ast.Expr):
                 head = ast.Module(body=body[:-1], type_ignores=[])
                 exec(compile(head, filename, "exec", dont_inherit=True), namespace)
@@ -84,8 +110,11 @@ def _driver():
         except SystemExit:
             raise
         except BaseException as exc:
+            user_code_runs = False
             show_exception(exc, 1)
             return b"oom" if isinstance(exc, MemoryError) else b"error"
+        finally:
+            user_code_runs = False
         return b"ok"
 
     count = 0
@@ -96,6 +125,9 @@ def _driver():
         count += 1
         try:
             status = run(source, f"<input-{count}>")
+        except KeyboardInterrupt:  # landed in the instant between the user's code and ours
+            sys.stderr.write("KeyboardInterrupt\n")
+            status = b"error"
         finally:
             for stream in (sys.stdout, sys.stderr):
                 try:

@@ -129,15 +129,26 @@ async def test_python_interrupt_is_a_keyboard_interrupt_in_the_users_code(
 
 
 async def test_python_interrupt_before_the_code_starts(real: Sandbox, open_sessions: list[Session]) -> None:
-    """An interrupt for an eval still queued stops it before its first statement."""
+    """An interrupt for an eval that has not started stops it before its first statement.
+
+    Either the eval is still queued (the flag is set when the driver takes
+    it) or the driver is parsing it (the signal lands in the driver's own
+    code, which must ignore it): both end in a bare ``KeyboardInterrupt``
+    and never in the driver's death or a restart.
+    """
     session = await _session(real, "python", open_sessions)
     assert (await session.eval(SET_X["python"])).exit_code == 0
-    eval_task = asyncio.create_task(session.eval("x += 1\nimport time\ntime.sleep(30)"))
-    await asyncio.sleep(0)  # submitted, not yet taken by the driver
-    assert session.interrupt() is True
-    result = await asyncio.wait_for(eval_task, 10)
-    assert result.exit_code == 1 and result.stderr.endswith(b"KeyboardInterrupt\n"), result.stderr
-    assert (await session.eval("x")).stdout in (b"41\n", b"42\n")
+    for _ in range(10):
+        eval_task = asyncio.create_task(session.eval("x += 1\nimport time\ntime.sleep(30)"))
+        await asyncio.sleep(0)  # submitted to the driver, maybe not yet taken
+        assert session.interrupt() is True
+        result = await asyncio.wait_for(eval_task, 10)
+        assert (result.exit_code, result.restarted) == (1, False)
+        # Almost always a bare KeyboardInterrupt; if the worker won the race it is the user's sleep.
+        assert result.stderr.endswith(b"KeyboardInterrupt\n") and b"<string>" not in result.stderr, result.stderr
+        assert result.stderr == b"KeyboardInterrupt\n" or b"time.sleep(30)" in result.stderr, result.stderr
+    after = await session.eval("x")
+    assert after.restarted is False and 41 <= int(after.stdout) <= 51
 
 
 async def test_python_code_that_ignores_sigint_runs_on(real: Sandbox, open_sessions: list[Session]) -> None:
