@@ -32,7 +32,10 @@ cannot poll cheaply, the channel is given the interpreter's own signal
 words (``cpython_signals``): an interrupt then also sets them, on the
 guest thread (``deliver_signal``: at the next epoch tick, or at once in a
 sleeping ``poll_oneoff``, which then returns early), and the driver's
-SIGINT handler raises ``KeyboardInterrupt`` in the user's code. Nothing
+SIGINT handler raises ``KeyboardInterrupt`` in the user's code. The same
+words carry SIGUSR2 every ``FLUSH_INTERVAL`` while a Python eval runs: the
+driver's handler flushes stdout and stderr, so output of a long input
+streams instead of arriving at its end (buffered writes stay cheap). Nothing
 here stops the guest: a driver that does not poll (or user code that
 ignores SIGINT) simply runs on (the host falls back to killing the
 session). Guest code can read the flag, and nothing else.
@@ -65,7 +68,9 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, Protocol
@@ -89,6 +94,8 @@ CONTROL_NAME: Final = "control"
 INTERRUPT_NAME: Final = "interrupt"
 #: Status lines the drivers write; anything else on the control channel is ignored.
 STATUS_EXIT_CODES: Final = {b"ok": 0, b"error": 1, b"oom": 1}
+#: How often a running Python eval is asked to flush its output (seconds).
+FLUSH_INTERVAL: Final = 0.05
 
 
 class Ticker(Protocol):
@@ -141,6 +148,8 @@ class SessionChannel:
         self._signal_words = signal_words
         #: An interrupt waits to be delivered as a signal (read without the lock by the epoch callback).
         self.signal_due = False
+        #: When the running eval is next asked to flush (monotonic; inf: never). Read like ``signal_due``.
+        self.flush_at = math.inf
         #: The ``/.session`` preopen: empty, read-only, and not part of the session's VFS.
         self.dir = Dir(0, True, None)
         #: ``/.session/interrupt``'s one byte (read-only for the guest; only this class changes it).
@@ -201,6 +210,27 @@ class SessionChannel:
         if self.signal_due:
             self.control.poke()
         return True
+
+    def on_tick(self, run: RunState) -> None:
+        """The epoch callback's turn (guest thread): deliver a due interrupt, else a due flush request."""
+        if self.signal_due:
+            self.deliver_signal(run)
+        elif time.monotonic() >= self.flush_at:
+            self._request_flush(run)
+
+    def _request_flush(self, run: RunState) -> None:
+        with self._cond:
+            words = self._signal_words
+            if words is None or self._current is None:
+                self.flush_at = math.inf
+                return
+            self.flush_at = time.monotonic() + FLUSH_INTERVAL
+            try:
+                words.trip(run, flush=True)
+            except Fault:
+                log.warning("signal words lie outside this instance's memory; interrupts disabled")
+                self._signal_words = None
+                self.flush_at = math.inf
 
     def deliver_signal(self, run: RunState) -> bool:
         """Set the signal words if an interrupt is due for the running eval (guest thread only).
@@ -270,6 +300,7 @@ class SessionChannel:
             self._phase = Phase.IDLE
             self._interrupt_file.data[0] = ord("0")
             self.signal_due = False
+            self.flush_at = math.inf
         # The eval (or the start-up) is over: the driver is waiting for input.
         if finished is not None:
             self._finish(run, finished)
@@ -290,6 +321,8 @@ class SessionChannel:
                 self._phase = Phase.BUSY
                 self._interrupt_file.data[0] = ord("1" if ticket.interrupted else "0")
                 self.signal_due = ticket.interrupted and self._signal_words is not None
+                if self._signal_words is not None:
+                    self.flush_at = time.monotonic() + FLUSH_INTERVAL
                 self._frame = b"%d\n" % len(ticket.code) + ticket.code
                 self._pos = 0
         finally:

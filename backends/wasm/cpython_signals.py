@@ -24,10 +24,14 @@ test suite checks the pin against it:
    and at control writes just before and just after;
 2. the words that read 0 before, 1 during and 0 after, in every one of
    several repetitions (at different C stack depths and heap states), are
-   the flags; repeating with SIGUSR1 separates SIGINT's own ``tripped``
-   word (the only one that differs) from the shared ones;
-3. the word after SIGINT's ``tripped`` must hold the address of the SIGINT
+   the flags; repeating with SIGUSR2 separates each signal's own
+   ``tripped`` word (the only one that differs) from the shared ones;
+3. the word after each ``tripped`` must hold the address of that signal's
    handler (CPython's ``{tripped, func}`` pair), which the probe reports.
+
+SIGUSR2 is how the host asks the REPL driver to flush its output while an
+input runs (so a slow loop's prints appear as they happen): the same words,
+another handler.
 
 Regenerate after changing the Python runtime::
 
@@ -58,7 +62,7 @@ _LONG_HEAD: Final = struct.Struct("<IIII")
 class SignalWords:
     """Addresses (in linear memory) of the 32-bit words ``trip_signal(SIGINT)`` sets to 1.
 
-    ``tripped`` is SIGINT's own flag, followed by its handler slot;
+    ``tripped`` is SIGINT's own flag (``flush`` SIGUSR2's), followed by its handler slot;
     ``pending`` the interpreter-wide ones (``is_tripped``, the runtime's
     signals-pending flag and the main interpreter's eval breaker), in
     address order.
@@ -76,9 +80,11 @@ class SignalWords:
     none: int
     int_type: int
     inert_values: tuple[int, ...]
+    #: SIGUSR2's own ``tripped`` word: the REPL driver's "flush your output now" (see ``channel``).
+    flush: int = 0
 
     def __post_init__(self) -> None:
-        for address in (self.tripped, *self.pending, self.none, self.int_type):
+        for address in (self.tripped, *self.pending, self.none, self.int_type, self.flush):
             if address <= 0 or address % 4:
                 raise ValueError(f"signal word address {address} is not a positive aligned offset")
 
@@ -86,11 +92,11 @@ class SignalWords:
     def addresses(self) -> tuple[int, ...]:
         return (self.tripped, *self.pending)
 
-    def trip(self, run: RunState) -> bool | None:
-        """Set every word to 1 in ``run``'s memory (guest thread only).
+    def trip(self, run: RunState, *, flush: bool = False) -> bool | None:
+        """Raise SIGINT (or, with ``flush``, SIGUSR2) in ``run``'s memory (guest thread only).
 
         Returns True when set; False when there is no memory yet (try
-        later); None when SIGINT has no Python handler (nothing to do).
+        later); None when the signal has no Python handler (nothing to do).
 
         Raises:
             Fault: an address lies outside the memory (not this binary).
@@ -98,14 +104,15 @@ class SignalWords:
         memory = run.memory
         if not memory.resolved:
             return False
-        if self._no_python_handler(memory):
+        own = self.flush if flush else self.tripped
+        if self._no_python_handler(memory, own):
             return None
-        for address in self.addresses:
+        for address in (own, *self.pending):
             memory.pack(_WORD, address, 1)
         return True
 
-    def _no_python_handler(self, memory: GuestMemory) -> bool:
-        (handler,) = memory.unpack(_WORD, self.tripped + 4)
+    def _no_python_handler(self, memory: GuestMemory, tripped: int) -> bool:
+        (handler,) = memory.unpack(_WORD, tripped + 4)
         if handler in (0, self.none):
             return True
         _refcount, kind, tag, digit = memory.unpack(_LONG_HEAD, handler)
@@ -119,7 +126,8 @@ class SignalWords:
 #: CPython 3.12.0 WASI (``python-3.12.0.wasm``, resources/runtimes.json), derived with ``derive``.
 PINNED: Final[Mapping[str, SignalWords]] = {
     "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763": SignalWords(
-        tripped=3825048, pending=(3825560, 3825796, 3866492), none=3798888, int_type=3789668, inert_values=(0, 1692)
+        tripped=3825048, pending=(3825560, 3825796, 3866492), none=3798888, int_type=3789668, inert_values=(0, 1692),
+        flush=3825128,
     ),
 }
 
@@ -133,10 +141,10 @@ class DerivationFailed(Exception):
     """The probe did not single out the signal words (the runtime is not a CPython we understand)."""
 
 
-_SIGUSR1: Final = 10
+_SIGUSR2: Final = 12
 _REPEATS: Final = 4
 
-#: The probe (``python -c``): control writes ``I<ids of SIGINT's handler, None, int; SIG_DFL, SIG_IGN>``,
+#: The probe (``python -c``): control writes ``I<ids of SIGINT's and SIGUSR2's handlers, None, int; SIG_DFL, SIG_IGN>``,
 #: then per round ``B<sig>``, the wakeup byte (written by trip_signal itself, after the flags),
 #: ``A<sig>``. ``nest`` varies the C stack depth.
 _PROBE: Final = f"""
@@ -157,12 +165,14 @@ def once(sig):
     signal.set_wakeup_fd(-1)
     os.write(c, b"A%d" % sig)
 signal.signal(signal.SIGINT, signal.default_int_handler)
-signal.signal({_SIGUSR1}, lambda *args: None)
-os.write(c, b"I%d %d %d %d %d" % (id(signal.default_int_handler), id(None), id(int), _signal.SIG_DFL, _signal.SIG_IGN))
+usr2 = lambda *args: None
+signal.signal({_SIGUSR2}, usr2)
+os.write(c, b"I%d %d %d %d %d %d" % (id(signal.default_int_handler), id(usr2), id(None), id(int), _signal.SIG_DFL,
+                                    _signal.SIG_IGN))
 for round in range({_REPEATS}):
     junk = [object() for _ in range(round * 300)]
     nest(round * 3, lambda: once(2))
-    nest(round * 2 + 1, lambda: once({_SIGUSR1}))
+    nest(round * 2 + 1, lambda: once({_SIGUSR2}))
 """
 
 
@@ -197,7 +207,7 @@ def find_words(messages: Sequence[tuple[bytes, bytes]]) -> SignalWords:
     if not messages or not messages[0][0].startswith(b"I"):
         raise DerivationFailed("the probe did not report its handler")
     try:
-        handler, none, int_type, *inert_values = (int(value) for value in messages[0][0][1:].split())
+        handler, usr2_handler, none, int_type, *inert_values = (int(value) for value in messages[0][0][1:].split())
     except ValueError:
         raise DerivationFailed(f"unexpected probe report {messages[0][0]!r}") from None
     rounds = messages[1:]
@@ -211,17 +221,21 @@ def find_words(messages: Sequence[tuple[bytes, bytes]]) -> SignalWords:
             raise DerivationFailed(f"unexpected probe messages {tag_b!r} {tag_d!r} {tag_a!r}")
         raised = _raised(before, during, after)
         common[signum] = raised if signum not in common else common[signum] & raised
-    sigint, other = common.get(2, set()), common.get(_SIGUSR1, set())
-    own, shared = sigint - other, sigint & other
-    if len(own) != 1 or len(shared) != 3:
-        raise DerivationFailed(f"signal words not unique: SIGINT-only {sorted(own)}, shared {sorted(shared)}")
-    tripped = own.pop()
+    sigint, sigusr2 = common.get(2, set()), common.get(_SIGUSR2, set())
+    own, own_usr2, shared = sigint - sigusr2, sigusr2 - sigint, sigint & sigusr2
+    if len(own) != 1 or len(own_usr2) != 1 or len(shared) != 3:
+        raise DerivationFailed(
+            f"signal words not unique: SIGINT-only {sorted(own)}, SIGUSR2-only {sorted(own_usr2)}, "
+            f"shared {sorted(shared)}"
+        )
+    tripped, flush = own.pop(), own_usr2.pop()
     last = _words(rounds[-1][1])
-    if last[tripped // 4 + 1] != handler:
-        raise DerivationFailed("the word after SIGINT's flag does not hold its handler")
+    if last[tripped // 4 + 1] != handler or last[flush // 4 + 1] != usr2_handler:
+        raise DerivationFailed("the word after a signal's flag does not hold its handler")
     return SignalWords(
-        tripped=tripped, pending=tuple(sorted(shared)), none=none, int_type=int_type, inert_values=tuple(inert_values)
-    )
+        tripped=tripped, pending=tuple(sorted(shared)), none=none, int_type=int_type,
+        inert_values=tuple(inert_values), flush=flush,
+    )  # fmt: skip
 
 
 def derive(engine: WasmEngine, module: wasmtime.Module) -> SignalWords:

@@ -132,8 +132,8 @@ class WasmEngine:
             if reason is not None:
                 return capi.new_error(_STOP_MESSAGES[reason])
             session = run.session
-            if session is not None and session.signal_due:
-                session.deliver_signal(run)  # a safe point on the guest thread (see cpython_signals)
+            if session is not None and (session.signal_due or session.flush_at <= time.monotonic()):
+                session.on_tick(run)  # a safe point on the guest thread (see cpython_signals)
             delta[0] = 1
             kind[0] = 0  # WASMTIME_UPDATE_DEADLINE_CONTINUE
             return 0

@@ -9,8 +9,8 @@ from playground.core import Artifact
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="f2e4e1d125580a3b3e69e375207fe778d3d4a55a1f637b6ca9592f54c0f866a7",
-    size=1081894,
+    sha256="46dc584b4b852b9d1e491f4cf6c02f5e7b7a62f5023e9b09f0cc33f1bc693332",
+    size=1081926,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

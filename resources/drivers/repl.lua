@@ -10,6 +10,9 @@
 -- across inputs, locals belong to their input; errors go to stderr with a
 -- traceback, chunk name "stdin".
 --
+-- Streaming: the same hook flushes stdout, so a long input's output arrives
+-- as it is printed rather than at the end.
+--
 -- Ctrl-C: while an input runs, a count hook polls /.session/interrupt
 -- every HOOK_COUNT VM instructions; when the host set it to "1" the hook
 -- raises "interrupted" (and then keeps raising it on every instruction, so
@@ -53,6 +56,7 @@ do
   local interrupted = false
 
   local function interrupted_hook()
+    stdout:flush() -- what a long input printed so far streams out (stdout is block-buffered)
     interrupt:seek("set", 0)
     if interrupt:read(1) == "1" then
       interrupted = true

@@ -55,6 +55,8 @@
  *   eval's timers are dropped and its leftover promise jobs ended (each
  *   fails at its first interrupt poll), and the status is "error"; the
  *   context and its globals stay as they were.
+ * - Streaming: the same poll flushes stdout and stderr, so what a long eval
+ *   prints arrives while it runs, not only at its end.
  *
  * Serve mode (--serve FILE), for Sandbox Playground's handler bridge:
  * - evaluates FILE once. The program registers its handler with
@@ -1317,7 +1319,9 @@ static int intr_fd = -1;
 /* QuickJS calls this every JS_INTERRUPT_COUNTER_INIT (10000) operations; the
    flag is read on every INTERRUPT_POLL-th call (a host call costs as much as
    thousands of JS operations: this keeps the overhead near 1%, and an
-   interrupt still lands within milliseconds). */
+   interrupt still lands within milliseconds). The same poll flushes what the
+   eval printed so far, so a long eval's output streams (a flush with nothing
+   buffered writes nothing). */
 #define INTERRUPT_POLL 8
 static int interrupt_handler(JSRuntime *r, void *opaque) {
     (void)r;
@@ -1326,8 +1330,11 @@ static int interrupt_handler(JSRuntime *r, void *opaque) {
     char c;
     if (draining)
         return 1;
-    if (interrupted || ++calls % INTERRUPT_POLL != 0 ||
-        pread(intr_fd, &c, 1, 0) != 1 || c != '1')
+    if (interrupted || ++calls % INTERRUPT_POLL != 0)
+        return 0;
+    fflush(stdout);
+    fflush(stderr);
+    if (pread(intr_fd, &c, 1, 0) != 1 || c != '1')
         return 0;
     interrupted = true;
     return 1;

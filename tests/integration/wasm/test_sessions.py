@@ -431,3 +431,41 @@ async def test_packs_without_a_driver_have_no_sessions(backend: WasmBackend) -> 
         assert backend.session_unavailable_reason(WASM_PACK) == "wasm has no interpreter to keep alive"
         with pytest.raises(Unsupported, match="offers REPL sessions"):
             await sb.new_session("wasm")
+
+
+#: Print, then stay busy for 0.6 s without printing, then print again.
+PRINT_THEN_BUSY = {
+    "javascript": 'console.log("start"); const t0 = Date.now(); while (Date.now() - t0 < 600) {} console.log("end")',
+    "lua": 'print("start") local t0 = os.clock() while os.clock() - t0 < 0.6 do end print("end")',
+    "python": 'import time\nprint("start")\nt0 = time.time()\nwhile time.time() - t0 < 0.6: pass\nprint("end")',
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_output_of_a_long_eval_streams(real: Sandbox, lang: str) -> None:
+    """What an eval prints arrives while it runs (the drivers flush periodically), not only at its end."""
+    _need(real, lang)
+    arrivals: list[tuple[float, bytes]] = []
+    async with await real.new_session(lang) as session:
+        started = time.monotonic()
+        result = await session.eval(
+            PRINT_THEN_BUSY[lang], on_output=lambda stream, data: arrivals.append((time.monotonic() - started, data))
+        )
+    ended = time.monotonic() - started
+    assert (result.exit_code, result.stdout) == (0, b"start\nend\n"), result
+    assert arrivals and arrivals[0][1].startswith(b"start"), arrivals
+    assert arrivals[0][0] < 0.35 and ended >= 0.6, (arrivals, ended)
+
+
+async def test_python_prints_before_a_sleep_show_before_it(real: Sandbox) -> None:
+    _need(real, "python")
+    arrivals: list[float] = []
+    async with await real.new_session("python") as session:
+        started = time.monotonic()
+        code = "import time\nfor i in range(3):\n    print(i)\n    time.sleep(0.25)"
+        result = await session.eval(code, on_output=lambda stream, data: arrivals.append(time.monotonic() - started))
+        assert result.stdout == b"0\n1\n2\n"
+        assert len(arrivals) == 3 and arrivals[0] < 0.15 and arrivals[1] < 0.4, arrivals
+        # time.sleep is still time.sleep to the user's code.
+        named = await session.eval("time.sleep.__name__, time.sleep.__module__")
+        assert named.stdout == b"('sleep', 'time')\n"
