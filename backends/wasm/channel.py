@@ -33,7 +33,7 @@ words (``cpython_signals``): an interrupt then also sets them, on the
 guest thread (``deliver_signal``: at the next epoch tick, or at once in a
 sleeping ``poll_oneoff``, which then returns early), and the driver's
 SIGINT handler raises ``KeyboardInterrupt`` in the user's code. The same
-words carry SIGUSR2 every ``FLUSH_INTERVAL`` while a Python eval runs: the
+words carry signal 63 every ``FLUSH_INTERVAL`` while a Python eval runs: the
 driver's handler flushes stdout and stderr, so output of a long input
 streams instead of arriving at its end (buffered writes stay cheap). Nothing
 here stops the guest: a driver that does not poll (or user code that

@@ -24,14 +24,14 @@ test suite checks the pin against it:
    and at control writes just before and just after;
 2. the words that read 0 before, 1 during and 0 after, in every one of
    several repetitions (at different C stack depths and heap states), are
-   the flags; repeating with SIGUSR2 separates each signal's own
+   the flags; repeating with ``FLUSH_SIGNAL`` separates each signal's own
    ``tripped`` word (the only one that differs) from the shared ones;
 3. the word after each ``tripped`` must hold the address of that signal's
    handler (CPython's ``{tripped, func}`` pair), which the probe reports.
 
-SIGUSR2 is how the host asks the REPL driver to flush its output while an
-input runs (so a slow loop's prints appear as they happen): the same words,
-another handler.
+``FLUSH_SIGNAL`` (63) is how the host asks the REPL driver to flush its
+output while an input runs (so a slow loop's prints appear as they happen):
+the same words, another handler.
 
 Regenerate after changing the Python runtime::
 
@@ -62,7 +62,7 @@ _LONG_HEAD: Final = struct.Struct("<IIII")
 class SignalWords:
     """Addresses (in linear memory) of the 32-bit words ``trip_signal(SIGINT)`` sets to 1.
 
-    ``tripped`` is SIGINT's own flag (``flush`` SIGUSR2's), followed by its handler slot;
+    ``tripped`` is SIGINT's own flag (``flush`` that of ``FLUSH_SIGNAL``), followed by its handler slot;
     ``pending`` the interpreter-wide ones (``is_tripped``, the runtime's
     signals-pending flag and the main interpreter's eval breaker), in
     address order.
@@ -80,7 +80,7 @@ class SignalWords:
     none: int
     int_type: int
     inert_values: tuple[int, ...]
-    #: SIGUSR2's own ``tripped`` word: the REPL driver's "flush your output now" (see ``channel``).
+    #: signal 63's (``FLUSH_SIGNAL``) own ``tripped`` word: the REPL driver's "flush your output now" (see ``channel``).
     flush: int = 0
 
     def __post_init__(self) -> None:
@@ -93,7 +93,7 @@ class SignalWords:
         return (self.tripped, *self.pending)
 
     def trip(self, run: RunState, *, flush: bool = False) -> bool | None:
-        """Raise SIGINT (or, with ``flush``, SIGUSR2) in ``run``'s memory (guest thread only).
+        """Raise SIGINT (or, with ``flush``, ``FLUSH_SIGNAL``) in ``run``'s memory (guest thread only).
 
         Returns True when set; False when there is no memory yet (try
         later); None when the signal has no Python handler (nothing to do).
@@ -127,7 +127,7 @@ class SignalWords:
 PINNED: Final[Mapping[str, SignalWords]] = {
     "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763": SignalWords(
         tripped=3825048, pending=(3825560, 3825796, 3866492), none=3798888, int_type=3789668, inert_values=(0, 1692),
-        flush=3825128,
+        flush=3825536,
     ),
 }
 
@@ -141,10 +141,13 @@ class DerivationFailed(Exception):
     """The probe did not single out the signal words (the runtime is not a CPython we understand)."""
 
 
-_SIGUSR2: Final = 12
+#: The signal the host raises to make the REPL driver flush (resources/drivers/repl.py installs the
+#: handler): a real-time number that nothing in a WASI CPython uses, so no user handler is hit by it.
+FLUSH_SIGNAL: Final = 63
 _REPEATS: Final = 4
 
-#: The probe (``python -c``): control writes ``I<ids of SIGINT's and SIGUSR2's handlers, None, int; SIG_DFL, SIG_IGN>``,
+#: The probe (``python -c``): control writes ``I<ids of SIGINT's and FLUSH_SIGNAL's handlers, None, int; SIG_DFL,
+#: SIG_IGN>``,
 #: then per round ``B<sig>``, the wakeup byte (written by trip_signal itself, after the flags),
 #: ``A<sig>``. ``nest`` varies the C stack depth.
 _PROBE: Final = f"""
@@ -165,14 +168,14 @@ def once(sig):
     signal.set_wakeup_fd(-1)
     os.write(c, b"A%d" % sig)
 signal.signal(signal.SIGINT, signal.default_int_handler)
-usr2 = lambda *args: None
-signal.signal({_SIGUSR2}, usr2)
-os.write(c, b"I%d %d %d %d %d %d" % (id(signal.default_int_handler), id(usr2), id(None), id(int), _signal.SIG_DFL,
+flush = lambda *args: None
+signal.signal({FLUSH_SIGNAL}, flush)
+os.write(c, b"I%d %d %d %d %d %d" % (id(signal.default_int_handler), id(flush), id(None), id(int), _signal.SIG_DFL,
                                     _signal.SIG_IGN))
 for round in range({_REPEATS}):
     junk = [object() for _ in range(round * 300)]
     nest(round * 3, lambda: once(2))
-    nest(round * 2 + 1, lambda: once({_SIGUSR2}))
+    nest(round * 2 + 1, lambda: once({FLUSH_SIGNAL}))
 """
 
 
@@ -207,7 +210,7 @@ def find_words(messages: Sequence[tuple[bytes, bytes]]) -> SignalWords:
     if not messages or not messages[0][0].startswith(b"I"):
         raise DerivationFailed("the probe did not report its handler")
     try:
-        handler, usr2_handler, none, int_type, *inert_values = (int(value) for value in messages[0][0][1:].split())
+        handler, flush_handler, none, int_type, *inert_values = (int(value) for value in messages[0][0][1:].split())
     except ValueError:
         raise DerivationFailed(f"unexpected probe report {messages[0][0]!r}") from None
     rounds = messages[1:]
@@ -221,16 +224,16 @@ def find_words(messages: Sequence[tuple[bytes, bytes]]) -> SignalWords:
             raise DerivationFailed(f"unexpected probe messages {tag_b!r} {tag_d!r} {tag_a!r}")
         raised = _raised(before, during, after)
         common[signum] = raised if signum not in common else common[signum] & raised
-    sigint, sigusr2 = common.get(2, set()), common.get(_SIGUSR2, set())
-    own, own_usr2, shared = sigint - sigusr2, sigusr2 - sigint, sigint & sigusr2
-    if len(own) != 1 or len(own_usr2) != 1 or len(shared) != 3:
+    sigint, other = common.get(2, set()), common.get(FLUSH_SIGNAL, set())
+    own, own_flush, shared = sigint - other, other - sigint, sigint & other
+    if len(own) != 1 or len(own_flush) != 1 or len(shared) != 3:
         raise DerivationFailed(
-            f"signal words not unique: SIGINT-only {sorted(own)}, SIGUSR2-only {sorted(own_usr2)}, "
+            f"signal words not unique: SIGINT-only {sorted(own)}, signal {FLUSH_SIGNAL}-only {sorted(own_flush)}, "
             f"shared {sorted(shared)}"
         )
-    tripped, flush = own.pop(), own_usr2.pop()
+    tripped, flush = own.pop(), own_flush.pop()
     last = _words(rounds[-1][1])
-    if last[tripped // 4 + 1] != handler or last[flush // 4 + 1] != usr2_handler:
+    if last[tripped // 4 + 1] != handler or last[flush // 4 + 1] != flush_handler:
         raise DerivationFailed("the word after a signal's flag does not hold its handler")
     return SignalWords(
         tripped=tripped, pending=tuple(sorted(shared)), none=none, int_type=int_type,

@@ -22,7 +22,8 @@ host asks this input to stop) just before running it. User code may
 install its own SIGINT handler (or ignore SIGINT) like anywhere else.
 
 Streaming output: stdout stays block-buffered (line buffering made a
-100,000-line print 9x slower); instead the host raises SIGUSR2 every 50 ms
+100,000-line print 9x slower); instead the host raises signal 63 (a
+real-time number nothing else uses here; ``FLUSH_SIGNAL``) every 50 ms
 while an input runs, and its handler flushes stdout and stderr. A sleep
 flushes first (``time.sleep`` is wrapped), so ``print(); time.sleep(1)``
 shows the line before the pause, as in a terminal.
@@ -59,7 +60,7 @@ def _driver():
             except Exception:
                 pass
 
-    signal.signal(signal.SIGUSR2, on_flush)
+    signal.signal(63, on_flush)  # FLUSH_SIGNAL in backends/wasm/cpython_signals.py
     real_sleep = time.sleep
 
     def sleep(seconds):

@@ -64,3 +64,11 @@ def test_signal_words_refuse_bad_addresses() -> None:
         SignalWords(tripped=6, pending=(8,), none=12, int_type=16, inert_values=(0,))
     with pytest.raises(ValueError):
         SignalWords(tripped=0, pending=(), none=12, int_type=16, inert_values=(0,))
+
+
+def test_the_driver_handles_the_flush_signal() -> None:
+    """The host raises ``FLUSH_SIGNAL``; the Python REPL driver must install its handler on that number."""
+    from backends.wasm.session import DRIVER_DIR
+
+    driver = (DRIVER_DIR / "repl.py").read_text()
+    assert f"signal.signal({cpython_signals.FLUSH_SIGNAL}, on_flush)" in driver
