@@ -225,12 +225,18 @@ class SessionChannel:
                 self.flush_at = math.inf
                 return
             self.flush_at = time.monotonic() + FLUSH_INTERVAL
-            try:
-                words.trip(run, flush=True)
-            except Fault:
-                log.warning("signal words lie outside this instance's memory; interrupts disabled")
-                self._signal_words = None
-                self.flush_at = math.inf
+            self._trip(words, run, flush=True)
+
+    def _trip(self, words: SignalWords, run: RunState, *, flush: bool) -> bool | None:
+        """``words.trip`` (lock held); a fault means they are not this memory's, and they are dropped."""
+        try:
+            return words.trip(run, flush=flush)
+        except Fault:
+            log.warning("signal words lie outside this instance's memory; interrupts disabled")
+            self._signal_words = None
+            self.signal_due = False
+            self.flush_at = math.inf
+            return None
 
     def deliver_signal(self, run: RunState) -> bool:
         """Set the signal words if an interrupt is due for the running eval (guest thread only).
@@ -245,15 +251,9 @@ class SessionChannel:
             if words is None or self._current is None or not self._current.interrupted:
                 self.signal_due = False
                 return False
-            try:
-                tripped = words.trip(run)
-                if tripped is False:
-                    return False  # no memory bound yet: try again at the next tick
-            except Fault:
-                log.warning("signal words lie outside this instance's memory; interrupts disabled")
-                self._signal_words = None
-                self.signal_due = False
-                return False
+            tripped = self._trip(words, run, flush=False)
+            if tripped is False:
+                return False  # no memory bound yet: try again at the next tick
             self.signal_due = False
             return tripped is True
 

@@ -7,6 +7,8 @@ the wrong words, so this test guards ``PINNED`` whenever the runtime changes.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from backends.wasm import WasmBackend, cpython_signals
@@ -72,3 +74,30 @@ def test_the_driver_handles_the_flush_signal() -> None:
 
     driver = (DRIVER_DIR / "repl.py").read_text()
     assert f"signal.signal({cpython_signals.FLUSH_SIGNAL}, on_flush)" in driver
+
+
+async def test_words_outside_the_memory_are_dropped_not_written(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A wrong pin cannot write outside the guest's memory: the words are dropped, the eval runs on."""
+    from playground.core import Sandbox
+
+    spec = python.PACK.wasm
+    assert spec is not None and spec.module is not None
+    backend = WasmBackend(packs=[python.PACK])
+    reason = backend.unavailable_reason(python.PACK)
+    if reason is not None:
+        pytest.skip(reason)
+    far = 0x7FFF_FFF0
+    bogus = SignalWords(tripped=far, pending=(far - 8,), none=16, int_type=20, inert_values=(0,), flush=far - 16)
+    monkeypatch.setitem(cpython_signals.PINNED, spec.module.sha256, bogus)
+    sandbox = Sandbox(backends=[backend], packs=[python.PACK])
+    async with await sandbox.new_session("python") as session:
+        eval_task = asyncio.create_task(session.eval("import time\nfor _ in range(20): time.sleep(0.01)\n'ran on'"))
+        await asyncio.sleep(0.1)
+        assert session.interrupt() is True
+        result = await asyncio.wait_for(eval_task, 10)
+        assert (result.exit_code, result.stdout, result.restarted) == (0, b"'ran on'\n", False)
+        assert (await session.eval("1 + 1")).stdout == b"2\n"
+    assert "signal words lie outside this instance's memory" in caplog.text
+    sandbox.close()
