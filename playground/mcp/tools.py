@@ -24,6 +24,7 @@ import itertools
 import logging
 from typing import Annotated, Literal
 
+import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
@@ -177,8 +178,10 @@ async def eval_session(
 
     If an evaluation hits a limit, the result says which (status
     'limit_exceeded', partial output) and the session is gone
-    ('session_alive': false): start a new one. Languages without session
-    support return an error; use execute_code for them.
+    ('session_alive': false): start a new one. A call that is cancelled
+    stops its evaluation like Ctrl-C and the session normally keeps its
+    state. Languages without session support return an error; use
+    execute_code for them.
     """
     state = _state(ctx)
     _check_code_size(state.config, len(code.encode("utf-8")))
@@ -198,8 +201,12 @@ async def eval_session(
 
     error: LimitExceeded | None = None
     async with state.gate:
+        evaluation = asyncio.ensure_future(session.eval(code))
         try:
-            result = await session.eval(code)
+            result = await asyncio.shield(evaluation)
+        except asyncio.CancelledError:
+            await _stop_in_place(session, evaluation)
+            raise
         except LimitExceeded as exc:
             error = exc
             result = exc.result or Result()
@@ -384,6 +391,30 @@ async def _create_session(state: ServerState, pack: Pack, limits: Limits) -> Ses
         raise ToolError(f"the {pack.name} interpreter could not start within its limits: {exc}") from None
     except SandboxError as exc:
         raise ToolError(str(exc)) from None
+
+
+#: How long a cancelled eval_session call may take to stop in place before its interpreter is killed.
+INTERRUPT_GRACE = 2.0
+
+
+async def _stop_in_place(session: Session, evaluation: asyncio.Future[Result]) -> None:
+    """The client cancelled the call: stop the eval like Ctrl-C, so the session keeps its state.
+
+    Where the interpreter can be interrupted in place and stops within
+    ``INTERRUPT_GRACE`` seconds, the session lives on for the next call;
+    otherwise the eval is cancelled, which kills the interpreter (as before).
+    Shielded from the cancellation that brought us here, so the guest is
+    always stopped before the handler ends.
+    """
+    with anyio.CancelScope(shield=True):
+        if session.interrupt():
+            with anyio.move_on_after(INTERRUPT_GRACE):
+                await asyncio.wait({evaluation})
+        if not evaluation.done():
+            evaluation.cancel()
+            await asyncio.wait({evaluation})
+    if not evaluation.cancelled():
+        evaluation.exception()  # retrieved: the caller is gone, whatever it was
 
 
 def _forget(state: ServerState, session_id: str) -> None:

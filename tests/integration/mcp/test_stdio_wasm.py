@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 
+import anyio
 import pytest
 import wasmtime
 from mcp import StdioServerParameters
@@ -142,6 +143,27 @@ async def test_session_infinite_loop_kills_the_session() -> None:
         sid = ok(await call(client, "eval_session", language="python", code="x = 1", timeout="1s"))["session_id"]
         out = ok(await call(client, "eval_session", session_id=sid, code="while True:\n    pass\n"))
     assert out["limit_exceeded"] == "wall_time" and out["session_alive"] is False, out
+
+
+@pytest.mark.parametrize(
+    ("language", "setup", "spin", "check"),
+    [("python", "x = 41", "while True:\n    pass\n", "print(x + 1)"),
+     ("javascript", "var x = 41", "for (;;) {}", "console.log(x + 1)"),
+     ("lua", "x = 41", "while true do end", "print(x + 1)")],
+)  # fmt: skip
+async def test_a_cancelled_eval_keeps_the_session(language: str, setup: str, spin: str, check: str) -> None:
+    """A client that cancels a call (an agent's user pressing stop) interrupts the eval like Ctrl-C.
+
+    The session keeps its state for the next call instead of being killed.
+    """
+    async with connect(real_server()) as client:
+        sid = ok(await call(client, "eval_session", language=language, code=setup, timeout="60s"))["session_id"]
+        with anyio.move_on_after(1.0) as scope:
+            await call(client, "eval_session", session_id=sid, code=spin)
+        assert scope.cancelled_caught
+        with anyio.fail_after(20):
+            out = ok(await call(client, "eval_session", session_id=sid, code=check))
+    assert (out["stdout"], out["session_alive"], out["restarted"]) == ("42\n", True, False), out
 
 
 async def test_sessions_unsupported_are_a_clean_tool_error() -> None:
