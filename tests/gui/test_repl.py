@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from tests.gui.conftest import Playground
+from tests.gui.conftest import Playground, save_artifact
 
 
 def submit(playground: Playground, code: str) -> None:
@@ -151,3 +151,4 @@ def test_escape_interrupts_a_spin_and_keeps_state(playground: Playground, lang: 
     submit(playground, "kept + 1")
     after = repl.transcript_text().split("kept + 1")[-1]
     assert "42" in after and "restarted" not in after, repl.transcript_text()
+    save_artifact(playground.window, f"repl_interrupt_{lang}.png")
