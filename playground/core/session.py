@@ -285,10 +285,13 @@ class Session:
     def interrupt(self) -> bool:
         """Ask the running eval to stop without killing the interpreter; True if the backend can.
 
-        The eval then ends with an error result (exit code 1 and an
-        "interrupted" message) and the session keeps its state. False means
-        the interpreter cannot be interrupted in place (cancel the eval
-        instead, which kills it). Thread-safe; harmless when nothing runs.
+        The eval then ends the way the language's own REPL ends on Ctrl-C
+        (``KeyboardInterrupt`` in Python, an "interrupted" error in
+        JavaScript and Lua, status 130 in bash) and the session keeps its
+        state. Code may catch or ignore it, as in a terminal: callers give it
+        a grace period, then cancel. False means the interpreter cannot be
+        interrupted in place (cancel the eval instead, which kills it).
+        Thread-safe; returns at once; harmless when nothing runs.
         """
         guest = self._guest
         if isinstance(guest, InterruptibleGuest) and self._state is SessionState.ALIVE:
