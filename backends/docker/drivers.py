@@ -13,13 +13,11 @@ reads from disk goes in except them.
 
 from __future__ import annotations
 
-import io
-import tarfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from backends.docker.wrapper import guest_tar
 from playground.core import Pack
 
 #: Where the driver lives inside the container (on the /tmp tmpfs).
@@ -104,22 +102,9 @@ def setup_script(driver: Driver, archive_size: int) -> str:
 def session_archive(driver: Driver, nonce: str) -> bytes:
     """The tar stream with the driver source and the nonce (read and deleted by the driver)."""
     source = (drivers_dir() / driver.resource).read_bytes()
-    now = int(time.time())
-    buf = io.BytesIO()
     stage = STAGE.lstrip("/")
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as archive:
-        for name, data, mode in (
-            (stage, None, 0o700),
-            (f"{stage}/{driver.filename}", source, 0o644),
-            (f"{stage}/nonce", nonce.encode() + b"\n", 0o600),
-        ):
-            info = tarfile.TarInfo(name)
-            info.mtime, info.mode = now, mode
-            info.uid = info.gid = 65534
-            if data is None:
-                info.type = tarfile.DIRTYPE
-                archive.addfile(info)
-            else:
-                info.size = len(data)
-                archive.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return guest_tar([
+        (stage, None, 0o700),
+        (f"{stage}/{driver.filename}", source, 0o644),
+        (f"{stage}/nonce", nonce.encode() + b"\n", 0o600),
+    ])  # fmt: skip

@@ -36,7 +36,7 @@ import io
 import shlex
 import tarfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 from playground.core import VFS, DockerSpec
@@ -141,37 +141,44 @@ def _walk_in(vfs: VFS) -> Iterator[tuple[str, Dir | File]]:
                 yield path, node
 
 
+#: One member of a guest tar: its relative name, its bytes (None: a directory) and its mode.
+TarEntry = tuple[str, bytes | None, int]
+
+
+def guest_tar(entries: Iterable[TarEntry]) -> bytes:
+    """A tar stream of regular files and directories owned by the guest uid (65534), dated now."""
+    now = int(time.time())
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for name, data, mode in entries:
+            info = tarfile.TarInfo(name)
+            info.mtime, info.mode = now, mode
+            info.uid = info.gid = 65534
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            else:
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
 def input_archive(vfs: VFS, spec: DockerSpec, code: bytes, stdin: bytes, mark: str) -> bytes:
     """The tar stream the wrapper unpacks at ``/``: ``/in``, the program, stdin and the marker.
 
     Holds only regular files and directories with relative names the VFS
     already validated; nothing the host reads from disk.
     """
-    now = int(time.time())
-    buf = io.BytesIO()
-
-    def add(name: str, data: bytes | None, mode: int) -> None:
-        info = tarfile.TarInfo(name)
-        info.mtime = now
-        info.mode = mode
-        info.uid = info.gid = 65534
-        if data is None:
-            info.type = tarfile.DIRTYPE
-            archive.addfile(info)
-        else:
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-
     stage = STAGE.lstrip("/")
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as archive:
-        for path, node in _walk_in(vfs):
-            if isinstance(node, Dir):
-                add(path, None, 0o755)
-            else:
-                add(path, bytes(node.data), 0o644)
-        add(main_path(spec).lstrip("/"), code, 0o644)
-        add(stage, None, 0o700)
-        add(f"{stage}/mark", mark.encode() + b"\n", 0o600)
-        if stdin:
-            add(f"{stage}/stdin", stdin, 0o600)
-    return buf.getvalue()
+    entries: list[TarEntry] = [
+        (path, None, 0o755) if isinstance(node, Dir) else (path, bytes(node.data), 0o644)
+        for path, node in _walk_in(vfs)
+    ]
+    entries += [
+        (main_path(spec).lstrip("/"), code, 0o644),
+        (stage, None, 0o700),
+        (f"{stage}/mark", mark.encode() + b"\n", 0o600),
+    ]
+    if stdin:
+        entries.append((f"{stage}/stdin", stdin, 0o600))
+    return guest_tar(entries)
