@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 #: Start-up (compiling a runtime, booting CPython, evaluating a program) gets at least this much time.
 STARTUP_TIME: Final = 30.0
+#: How long stopping an instance waits for its worker thread.
+JOIN_TIMEOUT: Final = 5.0
 
 _T = TypeVar("_T")
 
@@ -100,6 +102,22 @@ def start_instance(
             on_end(result)
 
     return start_worker(work, name)
+
+
+def stop_instance(channel: SessionChannel, thread: threading.Thread, what: str) -> None:
+    """Kill the instance and wait for its worker thread (unless called on it). Never raises.
+
+    A waiting driver wakes at once, running wasm stops at the next epoch
+    tick, so this takes milliseconds; ``what`` names it in log messages.
+    """
+    try:
+        channel.kill()
+        if thread is not threading.current_thread():
+            thread.join(JOIN_TIMEOUT)
+            if thread.is_alive():
+                log.warning("wasm %s worker %s did not stop within %g s", what, thread.name, JOIN_TIMEOUT)
+    except Exception:
+        log.exception("stopping a wasm %s failed", what)
 
 
 def translate(exc: BaseException) -> BaseException:

@@ -48,7 +48,6 @@ from backends.wasm.channel import EvalEnd
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
 from backends.wasm.serve_channel import ServeChannel, ServeTicket, request_payload
-from backends.wasm.session import JOIN_TIMEOUT
 from playground.core.errors import (
     BackendUnavailable,
     FSQuotaExceeded,
@@ -158,13 +157,10 @@ class WasmGuestService:
             return
         self._stopped = True
         try:
-            self._channel.kill()
-            if self._thread is not threading.current_thread():
-                await asyncio.to_thread(self._thread.join, JOIN_TIMEOUT)
-                if self._thread.is_alive():
-                    log.warning("wasm serve worker %s did not stop within %g s", self._thread.name, JOIN_TIMEOUT)
-        except Exception:
+            await asyncio.to_thread(live.stop_instance, self._channel, self._thread, "service")
+        except Exception:  # no executor left (the loop is shutting down): stop it without waiting
             log.exception("stopping a wasm service failed")
+            self._channel.kill()
 
     async def _handle(self, method: str, path_qs: str, headers: Headers, body: bytes) -> Reply:
         """One request, one call into the instance (queued behind earlier ones).

@@ -59,8 +59,6 @@ DRIVER_DIR: Final = Path(__file__).resolve().parents[2] / "resources" / "drivers
 #: Start-up (driver import, first prompt) may take at least this long, whatever the per-eval limit.
 #: Output the driver may produce before its first prompt (kept for the error message if it fails).
 STARTUP_OUTPUT: Final = 64 << 10
-#: How long ``close()`` waits for the worker thread.
-JOIN_TIMEOUT: Final = 5.0
 _session_ids = itertools.count(1)
 
 
@@ -196,14 +194,7 @@ class WasmGuestSession:
         if self._closed:
             return
         self._closed = True
-        try:
-            self._channel.kill()
-            if self._thread is not threading.current_thread():
-                self._thread.join(JOIN_TIMEOUT)
-                if self._thread.is_alive():
-                    log.warning("wasm session worker %s did not stop within %g s", self._thread.name, JOIN_TIMEOUT)
-        except Exception:
-            log.exception("closing a wasm session failed")
+        live.stop_instance(self._channel, self._thread, "session")
 
 
 async def open_session(
