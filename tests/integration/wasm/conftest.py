@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from backends.wasm import WasmBackend
-from playground.core import Artifact, Limits, Pack, Sandbox, WasmSpec
+from playground.core import Artifact, Limits, Pack, Sandbox, Session, SessionConfig, WasmSpec
 
 GUESTS = Path(__file__).parent / "guests"
 
@@ -76,3 +76,27 @@ def runtime_pack(artifact: Artifact, *, args: tuple[str, ...] = ("{main}", "{arg
 
 
 __all__ = ["TEST_LIMITS", "WASM_PACK", "compile_c", "install_artifact", "runtime_pack"]
+
+
+def need_runtime(sb: Sandbox, lang: str) -> None:
+    """Skip unless ``lang``'s runtime is installed in the user cache (``packaging/runtimes/install.py``)."""
+    reason = sb.backends["wasm"].unavailable_reason(sb.pack(lang))
+    if reason is not None:
+        pytest.skip(reason)
+
+
+@pytest.fixture
+async def open_sessions() -> AsyncIterator[list[Session]]:
+    """Sessions a test opened with ``open_session``; closed after it."""
+    sessions: list[Session] = []
+    yield sessions
+    for session in sessions:
+        session.close()
+
+
+async def open_session(sb: Sandbox, lang: str, opened: list[Session], **config: object) -> Session:
+    """A session on ``sb`` (skipped without the runtime), remembered in ``opened`` to be closed."""
+    need_runtime(sb, lang)
+    session = await sb.new_session(lang, SessionConfig(**config))  # type: ignore[arg-type]
+    opened.append(session)
+    return session

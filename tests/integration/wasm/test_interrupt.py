@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
 from backends.wasm import WasmBackend
-from playground.core import Limits, Sandbox, Session, SessionConfig
+from playground.core import Limits, Sandbox, Session
 from playground.packs import javascript, lua, python
+from tests.integration.wasm.conftest import open_session
 
 LIMITS = Limits(wall_time=20.0, cpu_time=20.0)
 SET_X = {"javascript": "let x = 41", "lua": "x = 41", "python": "x = 41"}
@@ -47,21 +47,8 @@ def real() -> Sandbox:
     return Sandbox(backends=[WasmBackend()], packs=[javascript.PACK, lua.PACK, python.PACK])
 
 
-@pytest.fixture
-async def open_sessions() -> AsyncIterator[list[Session]]:
-    sessions: list[Session] = []
-    yield sessions
-    for session in sessions:
-        session.close()
-
-
 async def _session(sb: Sandbox, lang: str, opened: list[Session]) -> Session:
-    reason = sb.backends["wasm"].unavailable_reason(sb.pack(lang))
-    if reason is not None:
-        pytest.skip(reason)
-    session = await sb.new_session(lang, SessionConfig(limits=LIMITS))
-    opened.append(session)
-    return session
+    return await open_session(sb, lang, opened, limits=LIMITS)
 
 
 async def _interrupt_later(session: Session, delay: float = 0.2) -> bool:

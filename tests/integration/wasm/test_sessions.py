@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,6 @@ from playground.core import (
     Sandbox,
     Session,
     SessionClosed,
-    SessionConfig,
     SessionKilled,
     SessionManager,
     TimeLimitExceeded,
@@ -33,7 +31,7 @@ from playground.core import (
 )
 from playground.core.limits import MiB
 from playground.packs import javascript, lua, python
-from tests.integration.wasm.conftest import WASM_PACK, install_artifact
+from tests.integration.wasm.conftest import WASM_PACK, install_artifact, need_runtime, open_session
 
 PACKS = [javascript.PACK, lua.PACK, python.PACK]
 LANGS = ["javascript", "lua", "python"]
@@ -52,25 +50,6 @@ def real() -> Sandbox:
     return Sandbox(backends=[WasmBackend()], packs=PACKS)  # the user's cache, where install.py puts runtimes
 
 
-def _need(sb: Sandbox, lang: str) -> None:
-    reason = sb.backends["wasm"].unavailable_reason(sb.pack(lang))
-    if reason is not None:
-        pytest.skip(reason)
-
-
-@pytest.fixture
-async def open_sessions() -> AsyncIterator[list[Session]]:
-    sessions: list[Session] = []
-    yield sessions
-    for session in sessions:
-        session.close()
-
-
-async def _session(sb: Sandbox, lang: str, opened: list[Session], **config: object) -> Session:
-    _need(sb, lang)
-    session = await sb.new_session(lang, SessionConfig(**config))  # type: ignore[arg-type]
-    opened.append(session)
-    return session
 
 
 async def _out(session: Session, code: str) -> str:
@@ -83,7 +62,7 @@ async def _out(session: Session, code: str) -> str:
 
 
 async def test_python_state_persists(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "python", open_sessions)
+    s = await open_session(real, "python", open_sessions)
     assert await _out(s, "import json\nx = 20") == ""
     assert await _out(s, "def double(n):\n    return n * 2") == ""
     assert await _out(s, "print(json.dumps({'v': double(x) + 2}))") == '{"v": 42}\n'
@@ -92,7 +71,7 @@ async def test_python_state_persists(real: Sandbox, open_sessions: list[Session]
 
 
 async def test_python_echo_is_like_the_interactive_interpreter(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "python", open_sessions)
+    s = await open_session(real, "python", open_sessions)
     assert await _out(s, "'text'") == "'text'\n"  # repr
     assert await _out(s, "None") == ""
     assert await _out(s, "1\n2\n3") == "3\n"  # only the last expression statement
@@ -102,7 +81,7 @@ async def test_python_echo_is_like_the_interactive_interpreter(real: Sandbox, op
 
 
 async def test_python_errors_go_to_stderr_and_the_session_lives_on(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "python", open_sessions)
+    s = await open_session(real, "python", open_sessions)
     await _out(s, "def boom():\n    raise ValueError('nope')")
     result = await s.eval("boom()")
     assert result.exit_code == 1 and result.stdout == b""
@@ -117,7 +96,7 @@ async def test_python_errors_go_to_stderr_and_the_session_lives_on(real: Sandbox
 
 
 async def test_javascript_state_persists(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "javascript", open_sessions)
+    s = await open_session(real, "javascript", open_sessions)
     assert await _out(s, "const base = 40") == ""
     assert await _out(s, "let counter = 0") == ""
     assert await _out(s, "function add(n) { counter++; return base + n }") == ""
@@ -129,7 +108,7 @@ async def test_javascript_state_persists(real: Sandbox, open_sessions: list[Sess
 
 
 async def test_javascript_echo_and_async(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "javascript", open_sessions)
+    s = await open_session(real, "javascript", open_sessions)
     assert await _out(s, "'text'") == "text\n"  # like console.log
     assert await _out(s, "({a: 1, b: 'two'})") == "{ a: 1, b: 'two' }\n"
     assert await _out(s, "undefined") == ""
@@ -143,7 +122,7 @@ async def test_javascript_echo_and_async(real: Sandbox, open_sessions: list[Sess
 
 
 async def test_lua_state_persists(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "lua", open_sessions)
+    s = await open_session(real, "lua", open_sessions)
     assert await _out(s, "count = 40") == ""
     assert await _out(s, "function bump(n) count = count + n return count end") == ""
     assert await _out(s, "bump(2)") == "42\n"
@@ -153,7 +132,7 @@ async def test_lua_state_persists(real: Sandbox, open_sessions: list[Session]) -
 
 
 async def test_lua_errors(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "lua", open_sessions)
+    s = await open_session(real, "lua", open_sessions)
     result = await s.eval("error('boom')")
     assert result.exit_code == 1
     assert result.stderr.startswith(b"stdin:1: boom\nstack traceback:\n") and b"command line" not in result.stderr
@@ -164,7 +143,7 @@ async def test_lua_errors(real: Sandbox, open_sessions: list[Session]) -> None:
 
 @pytest.mark.parametrize("lang", ["lua", "python"])  # the JavaScript runtime has no file API
 async def test_files_persist_in_the_session_vfs(real: Sandbox, open_sessions: list[Session], lang: str) -> None:
-    s = await _session(real, lang, open_sessions)
+    s = await open_session(real, lang, open_sessions)
     write = {
         "lua": "local f = io.open('/work/note.txt', 'w') f:write('kept') f:close()",
         "python": "_ = open('/work/note.txt', 'w').write('kept')",
@@ -182,7 +161,7 @@ async def test_files_persist_in_the_session_vfs(real: Sandbox, open_sessions: li
 async def test_output_that_looks_like_protocol_is_just_output(
     real: Sandbox, open_sessions: list[Session], lang: str
 ) -> None:
-    s = await _session(real, lang, open_sessions)
+    s = await open_session(real, lang, open_sessions)
     fake = "ok\\nerror\\n5\\nhello\\n0\\n"
     code = {
         "javascript": f'console.log("{fake}"); console.error("{fake}")',
@@ -198,7 +177,7 @@ async def test_output_that_looks_like_protocol_is_just_output(
 
 
 async def test_python_guest_writes_to_the_control_channel(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "python", open_sessions)
+    s = await open_session(real, "python", open_sessions)
     # A forged "ok" before failing: the driver's own status comes last and wins.
     result = await s.eval(
         "import os\nfd = os.open('/.session/control', os.O_WRONLY)\n"
@@ -221,7 +200,7 @@ async def test_python_guest_writes_to_the_control_channel(real: Sandbox, open_se
 
 
 async def test_guest_reading_stdin_only_confuses_its_own_session(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "python", open_sessions)
+    s = await open_session(real, "python", open_sessions)
     # The raw read waits for input, which ends this eval (no status: exit code 1) ...
     result = await s.eval("import os\ndata = os.read(0, 100)\nprint('got', data)")
     assert result.exit_code == 1 and result.stdout == b""
@@ -236,7 +215,7 @@ async def test_guest_reading_stdin_only_confuses_its_own_session(real: Sandbox, 
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_timeout_kills_the_session(real: Sandbox, open_sessions: list[Session], lang: str) -> None:
-    s = await _session(real, lang, open_sessions, limits=Limits(wall_time=0.5))
+    s = await open_session(real, lang, open_sessions, limits=Limits(wall_time=0.5))
     await s.eval(SET_X[lang])
     with pytest.raises(TimeLimitExceeded) as caught:
         await s.eval(SPIN[lang])
@@ -248,7 +227,7 @@ async def test_timeout_kills_the_session(real: Sandbox, open_sessions: list[Sess
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_auto_restart_gives_fresh_state(real: Sandbox, open_sessions: list[Session], lang: str) -> None:
-    s = await _session(real, lang, open_sessions, limits=Limits(wall_time=0.5), auto_restart=True)
+    s = await open_session(real, lang, open_sessions, limits=Limits(wall_time=0.5), auto_restart=True)
     await s.eval(SET_X[lang])
     assert await _out(s, X_PLUS_ONE[lang]) == "42\n"
     with pytest.raises(TimeLimitExceeded):
@@ -260,7 +239,7 @@ async def test_auto_restart_gives_fresh_state(real: Sandbox, open_sessions: list
 
 
 async def test_each_eval_has_its_own_wall_time(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "lua", open_sessions, limits=Limits(wall_time=0.4))
+    s = await open_session(real, "lua", open_sessions, limits=Limits(wall_time=0.4))
     # Three evals of 0.25 s each: more than the limit together, each within it.
     for _ in range(3):
         await _out(s, "local t = os.clock() while os.clock() - t < 0.25 do end")
@@ -269,14 +248,14 @@ async def test_each_eval_has_its_own_wall_time(real: Sandbox, open_sessions: lis
 
 
 async def test_idle_session_costs_no_deadline(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "javascript", open_sessions, limits=Limits(wall_time=0.2, cpu_time=0.2))
+    s = await open_session(real, "javascript", open_sessions, limits=Limits(wall_time=0.2, cpu_time=0.2))
     await asyncio.sleep(0.6)
     assert await _out(s, "'still here'") == "still here\n"
 
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_output_cap_is_per_eval(real: Sandbox, open_sessions: list[Session], lang: str) -> None:
-    s = await _session(real, lang, open_sessions, limits=Limits(max_output=50_000))
+    s = await open_session(real, lang, open_sessions, limits=Limits(max_output=50_000))
     loop = {
         "javascript": 'for (let i = 0; i < 30; i++) console.log("y".repeat(999))',
         "lua": 'for i = 1, 30 do print(string.rep("y", 999)) end',
@@ -298,7 +277,7 @@ async def test_memory_exhaustion(real: Sandbox, open_sessions: list[Session], la
         "lua": 't = {} while true do t[#t + 1] = string.rep("x", 1 << 20) .. #t end',
         "python": "a = []\nwhile True: a.append(bytearray(1 << 20))",
     }[lang]
-    s = await _session(real, lang, open_sessions, limits=Limits(memory=64 * MiB))
+    s = await open_session(real, lang, open_sessions, limits=Limits(memory=64 * MiB))
     with pytest.raises(MemoryLimitExceeded):
         await s.eval(grow)
     assert not s.alive
@@ -307,7 +286,7 @@ async def test_memory_exhaustion(real: Sandbox, open_sessions: list[Session], la
 async def test_a_big_refused_allocation_is_a_memory_limit(real: Sandbox, open_sessions: list[Session]) -> None:
     # The refusal is recorded exactly (memlimit), so even one huge request far from the limit
     # counts: a limit was hit, and like every limit it kills the session.
-    s = await _session(real, "python", open_sessions, limits=Limits(memory=64 * MiB))
+    s = await open_session(real, "python", open_sessions, limits=Limits(memory=64 * MiB))
     with pytest.raises(MemoryLimitExceeded) as info:
         await s.eval("x = 1\nbytearray(1 << 30)")
     assert info.value.result is not None and b"MemoryError" in info.value.result.stderr
@@ -316,7 +295,7 @@ async def test_a_big_refused_allocation_is_a_memory_limit(real: Sandbox, open_se
 
 
 async def test_max_evals(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "lua", open_sessions, max_evals=2)
+    s = await open_session(real, "lua", open_sessions, max_evals=2)
     await s.eval("a = 1")
     await s.eval("a = 2")
     with pytest.raises(SessionKilled):
@@ -325,7 +304,7 @@ async def test_max_evals(real: Sandbox, open_sessions: list[Session]) -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_cancel_mid_eval_stops_promptly(real: Sandbox, open_sessions: list[Session], lang: str) -> None:
-    s = await _session(real, lang, open_sessions, limits=Limits(wall_time=30))
+    s = await open_session(real, lang, open_sessions, limits=Limits(wall_time=30))
     task = asyncio.create_task(s.eval(SPIN[lang]))
     await asyncio.sleep(0.3)
     cancelled_at = time.monotonic()
@@ -341,7 +320,7 @@ async def test_cancel_mid_eval_stops_promptly(real: Sandbox, open_sessions: list
 
 
 async def test_close_during_an_eval(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "lua", open_sessions, limits=Limits(wall_time=30))
+    s = await open_session(real, "lua", open_sessions, limits=Limits(wall_time=30))
     task = asyncio.create_task(s.eval(SPIN["lua"]))
     await asyncio.sleep(0.2)
     s.close()
@@ -356,7 +335,7 @@ async def test_close_during_an_eval(real: Sandbox, open_sessions: list[Session])
 
 
 async def test_idle_sessions_are_reaped(real: Sandbox) -> None:
-    _need(real, "lua")
+    need_runtime(real, "lua")
     async with SessionManager(real, idle_timeout=0.3, reap_interval=0.1) as manager:
         session = await manager.create("lua")
         await session.eval("x = 1")
@@ -367,8 +346,8 @@ async def test_idle_sessions_are_reaped(real: Sandbox) -> None:
 
 
 async def test_fifty_concurrent_sessions(real: Sandbox) -> None:
-    _need(real, "lua")
-    _need(real, "javascript")
+    need_runtime(real, "lua")
+    need_runtime(real, "javascript")
     async with SessionManager(real, max_sessions=50) as manager:
         langs = ["lua" if i % 2 else "javascript" for i in range(50)]
         sessions = await asyncio.gather(*(manager.create(lang) for lang in langs))
@@ -380,7 +359,7 @@ async def test_fifty_concurrent_sessions(real: Sandbox) -> None:
 
 
 async def test_no_thread_leak_over_a_hundred_sessions(real: Sandbox) -> None:
-    _need(real, "lua")
+    need_runtime(real, "lua")
     warm = await real.new_session("lua")  # the engine's ticker thread exists from here on
     await warm.eval("1")
     warm.close()
@@ -395,7 +374,7 @@ async def test_no_thread_leak_over_a_hundred_sessions(real: Sandbox) -> None:
 
 
 async def test_reset_starts_fresh(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "javascript", open_sessions)
+    s = await open_session(real, "javascript", open_sessions)
     await s.eval("var kept = 1")
     await s.reset()
     result = await s.eval("typeof kept")
@@ -403,7 +382,7 @@ async def test_reset_starts_fresh(real: Sandbox, open_sessions: list[Session]) -
 
 
 async def test_filesystem_quota_is_a_limit(real: Sandbox, open_sessions: list[Session]) -> None:
-    s = await _session(real, "python", open_sessions, limits=Limits(fs_quota=100_000))
+    s = await open_session(real, "python", open_sessions, limits=Limits(fs_quota=100_000))
     await _out(s, "_ = open('/work/small', 'wb').write(b'x' * 1000)")
     with pytest.raises(FSQuotaExceeded) as caught:
         await s.eval("open('/work/big', 'wb').write(b'x' * 200_000)")
@@ -444,7 +423,7 @@ PRINT_THEN_BUSY = {
 @pytest.mark.parametrize("lang", LANGS)
 async def test_output_of_a_long_eval_streams(real: Sandbox, lang: str) -> None:
     """What an eval prints arrives while it runs (the drivers flush periodically), not only at its end."""
-    _need(real, lang)
+    need_runtime(real, lang)
     arrivals: list[tuple[float, bytes]] = []
     async with await real.new_session(lang) as session:
         started = time.monotonic()
@@ -458,7 +437,7 @@ async def test_output_of_a_long_eval_streams(real: Sandbox, lang: str) -> None:
 
 
 async def test_python_prints_before_a_sleep_show_before_it(real: Sandbox) -> None:
-    _need(real, "python")
+    need_runtime(real, "python")
     arrivals: list[float] = []
     async with await real.new_session("python") as session:
         started = time.monotonic()
