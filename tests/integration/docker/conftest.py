@@ -18,6 +18,7 @@ from backends.docker import DockerBackend
 from backends.docker.detect import DaemonProbe
 from backends.docker.engine import Engine
 from backends.docker.images import env_var
+from backends.docker.profile import LABEL
 from playground.core import DOCKER_ONLY, Limits, Pack, Sandbox
 from playground.packs import bash, go, java, node, python, rust
 
@@ -79,3 +80,12 @@ def require_image(engine: Engine, pack: Pack) -> None:
     if not image_available(engine, pack):
         image = os.environ.get(env_var(pack.name)) or (pack.docker and pack.docker.image)
         pytest.skip(f"image {image} for {pack.name} is not present (bash packaging/images/build.sh {pack.name})")
+
+
+@pytest.fixture
+def no_network_leaks(engine: Engine) -> Iterator[None]:
+    """Fails the test if it leaves one of our networks behind."""
+    before = {n.id for n in engine.networks(label=LABEL)}
+    yield
+    after = {n.id for n in engine.networks(label=LABEL)}
+    assert after <= before, f"networks leaked: {sorted(after - before)}"

@@ -18,7 +18,7 @@ import json
 import os
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -28,11 +28,13 @@ from backends.docker import egress as egress_module
 from backends.docker.engine import Engine
 from backends.docker.hostfirewall import HostFirewall, chain_name, detect
 from backends.docker.networks import GuestNetwork, create_guest_network, remove_guest_network
-from backends.docker.profile import LABEL
 from playground.core import NetPolicy, Sandbox, ServeOpts, Service, Spec
 from playground.packs import node
 
 from .conftest import require_image
+
+#: Every test here must leave no network of ours behind.
+pytestmark = pytest.mark.usefixtures("no_network_leaks")
 
 SECRET = b"HOST-SECRET\n"
 
@@ -124,13 +126,6 @@ def need_firewall(engine: Engine) -> None:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI runs as root and must be able to firewall the bridges: {why}")
         pytest.skip(f"cannot firewall the bridges here: {why}")
-
-
-@pytest.fixture(autouse=True)
-def no_network_leaks(engine: Engine) -> Iterator[None]:
-    before = {n.id for n in engine.networks(label=LABEL)}
-    yield
-    assert {n.id for n in engine.networks(label=LABEL)} <= before
 
 
 @pytest.fixture

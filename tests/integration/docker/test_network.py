@@ -26,6 +26,9 @@ from playground.packs import node
 
 from .conftest import PACKS, TEST_LIMITS, require_image
 
+#: Every test here must leave no network of ours behind.
+pytestmark = pytest.mark.usefixtures("no_network_leaks")
+
 NAMES = {
     "api.example.test": "127.0.0.1",
     "other.example.test": "127.0.0.1",
@@ -54,13 +57,6 @@ class Recorder:
 @pytest.fixture(autouse=True)
 def node_image(engine: Engine) -> None:
     require_image(engine, node.PACK)
-
-
-@pytest.fixture(autouse=True)
-def no_network_leaks(engine: Engine) -> Iterator[None]:
-    before = {n.id for n in engine.networks(label=LABEL)}
-    yield
-    assert {n.id for n in engine.networks(label=LABEL)} <= before
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import ipaddress
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 
 import aiohttp
 import pytest
@@ -41,14 +40,6 @@ server.listen(8080, () => console.log('listening'));
 @pytest.fixture(autouse=True)
 def node_image(engine: Engine) -> None:
     require_image(engine, node.PACK)
-
-
-@pytest.fixture
-def no_network_leaks(engine: Engine) -> Iterator[None]:
-    before = {n.id for n in engine.networks(label=LABEL)}
-    yield
-    after = {n.id for n in engine.networks(label=LABEL)}
-    assert after <= before, f"networks leaked: {sorted(after - before)}"
 
 
 def guest_of(service: Service) -> object:
