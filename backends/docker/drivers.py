@@ -19,6 +19,7 @@ from typing import Final
 
 from backends.docker.wrapper import guest_tar
 from playground.core import Pack
+from playground.resource_files import resource_path
 
 #: Where the driver lives inside the container (on the /tmp tmpfs).
 STAGE: Final = "/tmp/.pg"
@@ -64,7 +65,7 @@ DRIVERS: Final[dict[str, Driver]] = {
 
 def drivers_dir() -> Path:
     """``resources/drivers`` of this checkout or installation."""
-    return Path(__file__).resolve().parents[2] / "resources" / "drivers"
+    return resource_path("drivers")
 
 
 def driver_for(pack: Pack) -> Driver | None:

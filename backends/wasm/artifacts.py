@@ -3,7 +3,7 @@
 Layout: ``<cache>/artifacts/<sha256>/<name>``, where ``<cache>`` is
 ``$PLAYGROUND_CACHE_DIR``, else ``$XDG_CACHE_HOME/sandbox-playground``,
 else ``~/.cache/sandbox-playground``. The installer
-(``packaging/runtimes/install.py``) fills it.
+(``playground setup``, ``backends.wasm.provision``) fills it.
 
 Every artifact's SHA-256 is checked on its first use in the process (and
 again if the file's size or mtime changes); a mismatch is an error that
@@ -24,7 +24,7 @@ from playground.core.errors import BackendUnavailable
 from playground.core.pack import Artifact
 
 #: How to get a missing runtime; appears in every "not installed" message.
-INSTALL_HINT: Final = "run: python packaging/runtimes/install.py"
+INSTALL_HINT: Final = "run: playground setup"
 _CHUNK: Final = 1 << 20
 
 

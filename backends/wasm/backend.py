@@ -42,7 +42,7 @@ from backends.wasm.typescript import TypeScriptTransformer
 from playground.core.backend import Diagnostic, Request
 from playground.core.errors import BackendUnavailable, FSQuotaExceeded
 from playground.core.output import Stream
-from playground.core.pack import Pack, WasmSpec
+from playground.core.pack import Artifact, Pack, WasmSpec
 from playground.core.result import Outcome
 from playground.core.serve import GuestService, ServeRequest
 from playground.core.session import GuestSession, SessionRequest
@@ -102,6 +102,26 @@ class WasmBackend:
     def modules(self) -> ModuleCache:
         """The compiled-module cache (built on first use)."""
         return self._machinery()[1]
+
+    # -- Provisionable protocol ---------------------------------------------------------------
+
+    def missing(self, pack: Pack) -> list[str]:
+        """The artifacts (runtime files) ``pack`` needs that are not in this backend's cache."""
+        return [a.name for a in _artifacts_of(pack) if self._artifacts.missing_reason(a, a.name) is not None]
+
+    def provision(self, pack: Pack, progress: Callable[[str], None]) -> None:
+        """Fetch or build ``pack``'s missing runtimes into this backend's cache (blocks).
+
+        Raises:
+            BackendUnavailable: an artifact has no manifest entry, or fetching/building it failed.
+        """
+        from backends.wasm import provision  # the manifest and pip/zig machinery, only when needed
+
+        wanted = [a for a in _artifacts_of(pack) if self._artifacts.missing_reason(a, a.name) is not None]
+        try:
+            provision.provision_artifacts([a.sha256 for a in wanted], root=self._root, progress=progress)
+        except provision.BuildError as exc:
+            raise BackendUnavailable(f"could not set up the runtime for {pack.name}: {exc}") from None
 
     def diagnostics(self) -> list[Diagnostic]:
         """wasmtime, the cache directory, and every runtime of the packs given at construction."""
@@ -319,3 +339,11 @@ def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:
         finally:
             threading.stack_size(previous)
     return thread
+
+
+def _artifacts_of(pack: Pack) -> list[Artifact]:
+    """The pinned files a pack's Wasm runtime needs: its module and its source transformer."""
+    spec = pack.wasm
+    if spec is None:
+        return []
+    return [a for a in (spec.module, spec.transformer) if a is not None]

@@ -36,7 +36,6 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final, Literal
 
 from backends.wasm import cpython_signals, live, runner
@@ -51,11 +50,12 @@ from playground.core.output import OutputCapture
 from playground.core.pack import Pack
 from playground.core.result import Outcome
 from playground.core.session import SessionRequest
+from playground.resource_files import resource_path
 
 log = logging.getLogger(__name__)
 
 #: Where our driver scripts live (data files of the repository, next to the packages).
-DRIVER_DIR: Final = Path(__file__).resolve().parents[2] / "resources" / "drivers"
+DRIVER_DIR: Final = resource_path("drivers")
 #: Start-up (driver import, first prompt) may take at least this long, whatever the per-eval limit.
 #: Output the driver may produce before its first prompt (kept for the error message if it fails).
 STARTUP_OUTPUT: Final = 64 << 10

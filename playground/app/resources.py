@@ -1,28 +1,9 @@
-"""Where the GUI's data files live: ``resources/`` (examples, themes, icons).
+"""Where the GUI's data files live: the ``playground.resources`` package.
 
-The folder sits beside the ``playground`` package in a checkout or an
-editable install; ``PLAYGROUND_RESOURCES`` points elsewhere (an installer
-that lays the files out differently, tests). Nothing is read at import time.
+Kept as the GUI's entry point so its modules import one name; the lookup
+itself (and the ``PLAYGROUND_RESOURCES`` override) lives with the data.
 """
 
-from __future__ import annotations
+from playground.resource_files import ENV_VAR, resource_path, resources_root
 
-import importlib.resources
-import os
-from pathlib import Path
-
-ENV_VAR = "PLAYGROUND_RESOURCES"
-
-
-def resources_root() -> Path:
-    """The resources folder (it may be missing in a broken install; callers cope)."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override)
-    package = Path(str(importlib.resources.files("playground")))
-    return package.parent / "resources"
-
-
-def resource_path(*parts: str) -> Path:
-    """A path under the resources folder."""
-    return resources_root().joinpath(*parts)
+__all__ = ["ENV_VAR", "resource_path", "resources_root"]

@@ -1,4 +1,4 @@
-"""``playground``: run | repl | serve | doctor | mcp | languages | gui.
+"""``playground``: run | repl | serve | doctor | mcp | languages | gui | setup.
 
 Only the CLI prints. Every sub-command gets a factory for the ``Sandbox``
 it uses, so tests can hand it one with a fake backend.
@@ -11,7 +11,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from playground.cli import exitcodes, gui_cmd, info_cmd, mcp_cmd, repl_cmd, run_cmd, serve_cmd
+from playground.cli import exitcodes, gui_cmd, info_cmd, mcp_cmd, repl_cmd, run_cmd, serve_cmd, setup_cmd
 from playground.core import Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.add_parser(sub)
     mcp_cmd.add_parser(sub)
     gui_cmd.add_parser(sub)
+    setup_cmd.add_parser(sub)
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available in this version yet)")
         p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 from playground.cli import exitcodes
 from playground.cli.repl_input import is_complete
 from playground.cli.run_cmd import POLICIES, UsageError, duration_arg, parse_env, size_arg
+from playground.cli.setup_cmd import prepare_language
 from playground.core import (
     LimitExceeded,
     Limits,
@@ -327,6 +328,8 @@ def repl_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
     runner = LoopThread()
     session: Session | None = None
     try:
+        if not prepare_language(sandbox, lang):
+            return exitcodes.SANDBOX_ERROR
         try:
             session = runner.call(sandbox.new_session(lang, SessionConfig(limits=limits, env=env, auto_restart=True)))
         except KeyboardInterrupt:

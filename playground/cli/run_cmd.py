@@ -10,6 +10,7 @@ from pathlib import Path
 
 from playground.cli import exitcodes
 from playground.cli.outdir import write_out_files
+from playground.cli.setup_cmd import prepare_language
 from playground.core import (
     DOCKER_ONLY,
     PREFER_WASM,
@@ -185,6 +186,8 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
             return exitcodes.USAGE
         except SandboxError as exc:
             print(f"playground: {exc}", file=sys.stderr)
+            return exitcodes.SANDBOX_ERROR
+        if not prepare_language(sandbox, spec.lang):
             return exitcodes.SANDBOX_ERROR
         try:
             result = asyncio.run(sandbox.run(spec, on_output=_stream_output, on_progress=_progress))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from playground.cli import exitcodes
 from playground.cli.run_cmd import POLICIES, UsageError, duration_arg, parse_env, read_inputs, size_arg
+from playground.cli.setup_cmd import prepare_language
 from playground.core import (
     UNLIMITED,
     AuthMode,
@@ -91,6 +92,8 @@ def serve_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int
             return exitcodes.USAGE
         except SandboxError as exc:
             print(f"playground: {exc}", file=sys.stderr)
+            return exitcodes.SANDBOX_ERROR
+        if not prepare_language(sandbox, spec.lang):
             return exitcodes.SANDBOX_ERROR
         try:
             return asyncio.run(_serve(sandbox, spec, opts))

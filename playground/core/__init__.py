@@ -4,7 +4,15 @@ Everything a caller needs is re-exported here; the modules behind it are
 implementation detail.
 """
 
-from playground.core.backend import Backend, Diagnosable, Diagnostic, MissingBackend, ProgressCallback, Request
+from playground.core.backend import (
+    Backend,
+    Diagnosable,
+    Diagnostic,
+    MissingBackend,
+    ProgressCallback,
+    Provisionable,
+    Request,
+)
 from playground.core.errors import (
     BackendUnavailable,
     CPUTimeLimitExceeded,
@@ -119,6 +127,7 @@ __all__ = [
     "Policy",
     "PortMap",
     "ProgressCallback",
+    "Provisionable",
     "ProxyHandle",
     "ProxyStarter",
     "ReadinessProbe",

@@ -70,6 +70,29 @@ class Diagnosable(Protocol):
 
 
 @runtime_checkable
+class Provisionable(Protocol):
+    """Optional backend extension: fetch or build what a pack needs before its first run.
+
+    The Wasm tier's runtimes are pinned downloads and builds that take a
+    minute on a new machine; front ends (``playground setup``, the CLI on a
+    language's first use) call this, never the run path, so a download is
+    never charged to a program's time limit.
+    """
+
+    def missing(self, pack: Pack) -> list[str]:
+        """Names of what ``pack`` still needs here (empty when ready). Cheap: no hashing, no network."""
+        ...
+
+    def provision(self, pack: Pack, progress: Callable[[str], None]) -> None:
+        """Fetch or build what ``pack`` is missing; blocks; one ``progress`` line per step.
+
+        Raises:
+            BackendUnavailable: a download, build or hash check failed (the message says which).
+        """
+        ...
+
+
+@runtime_checkable
 class Backend(Protocol):
     @property
     def name(self) -> str:

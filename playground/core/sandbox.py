@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from playground.core.backend import Backend, ProgressCallback, Request
+from playground.core.backend import Backend, ProgressCallback, Provisionable, Request
 from playground.core.errors import (
     BackendUnavailable,
     FSQuotaExceeded,
@@ -201,6 +201,31 @@ class Sandbox:
                 f"{pack.name}: no backend allowed by {self.policy} can enforce a network policy ({detail})"
             )
         raise BackendUnavailable(f"cannot run {pack.name} under policy {self.policy}: {detail}")
+
+    def prepare(self, lang: str, progress: Callable[[str], None]) -> list[str]:
+        """Fetch or build what the backend the policy would use for ``lang`` still lacks (blocks).
+
+        Walks the policy order like routing does: stops at the first backend
+        that can run ``lang`` as it is, and provisions the first one that
+        could once its missing parts are there. Returns what was provisioned
+        (empty when nothing was needed). Call it off the event loop; never
+        part of a run, so a download is never charged to a time limit.
+
+        Raises:
+            UnknownLanguage: ``lang`` matches no pack.
+            BackendUnavailable: provisioning failed (the message says why).
+        """
+        pack = self.pack(lang)
+        for name in self.policy.order:
+            backend = self._backends.get(name)
+            if backend is None:
+                continue
+            if isinstance(backend, Provisionable) and (missing := backend.missing(pack)):
+                backend.provision(pack, progress)
+                return missing
+            if backend.unavailable_reason(pack) is None:
+                return []
+        return []
 
     async def new_session(self, lang: str, config: SessionConfig | None = None) -> Session:
         """Start a stateful REPL session for ``lang``; the interpreter is up when this returns.

@@ -42,7 +42,7 @@ def test_missing_runtime_says_how_to_install(cache_dir: Path, probe_wasm: bytes)
     backend = WasmBackend(cache_dir=cache_dir)
     reason = backend.unavailable_reason(runtime_pack(artifact))
     assert reason == f"runtime probe is not installed; {INSTALL_HINT}"
-    assert INSTALL_HINT == "run: python packaging/runtimes/install.py"
+    assert INSTALL_HINT == "run: playground setup"
 
 
 async def test_hash_mismatch_is_a_clear_error(cache_dir: Path, probe_wasm: bytes) -> None:

@@ -1,0 +1,168 @@
+"""How the runtimes we compile ourselves are built: zig recipes and the zig toolchain.
+
+Two runtimes (QuickJS with our driver, Lua 5.4) are compiled from registry
+sdists on the user's machine; nothing third-party is stored in the
+repository. The compiler is PyPI's ``ziglang`` (a zig binary in a wheel, for
+every platform pip supports). It is a build tool, not a runtime dependency:
+when this interpreter does not already have the pinned version (the ``[dev]``
+extra installs it), it is fetched into a temporary directory for the build
+and removed afterwards, so a fresh ``pip install`` needs nothing extra. The
+build output is checked against the runtime's pinned SHA-256 either way, so
+the toolchain is trusted no further than its result.
+
+Builds run in ``<tmp>/b`` (sources under ``<tmp>/b/src``); ``-ffile-prefix-map``
+maps that directory to ``.`` so the temporary path cannot leak into the output
+(``__FILE__`` in assert messages), and ``--strip-debug`` drops the DWARF that
+zig's libc objects carry. Result: identical bytes from any checkout path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from playground.resource_files import resource_path
+
+ZIG_WASI: Final = ["-target", "wasm32-wasi", "-O2", "-D_WASI_EMULATED_SIGNAL", "-D_WASI_EMULATED_PROCESS_CLOCKS"]
+ZIG_WASI_LIBS: Final = [
+    "-lwasi-emulated-signal",
+    "-lwasi-emulated-process-clocks",
+    "-lm",
+    "-Wl,--strip-debug",
+]
+
+QJS_SOURCES: Final = [
+    "upstream-quickjs/" + n
+    for n in (
+        "quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c",
+        "quickjs.h", "quickjs-atom.h", "quickjs-opcode.h", "quickjs-c-atomics.h",
+        "cutils.h", "list.h", "dtoa.h", "libregexp.h", "libregexp-opcode.h",
+        "libunicode.h", "libunicode-table.h",
+        "builtin-array-fromasync.h", "builtin-iterator-zip.h",
+        "builtin-iterator-zip-keyed.h",
+    )
+]  # fmt: skip
+
+LUA_DIR: Final = "third-party/lua54/"
+LUA_SOURCES: Final = [
+    LUA_DIR + n
+    for n in (
+        "onelua.c", "lprefix.h", "luaconf.h", "lua.h", "lualib.h", "lauxlib.h",
+        "lapi.c", "lapi.h", "lauxlib.c", "lbaselib.c", "lcode.c", "lcode.h",
+        "lcorolib.c", "lctype.c", "lctype.h", "ldblib.c", "ldebug.c", "ldebug.h",
+        "ldo.c", "ldo.h", "ldump.c", "lfunc.c", "lfunc.h", "lgc.c", "lgc.h",
+        "linit.c", "liolib.c", "ljumptab.h", "llex.c", "llex.h", "llimits.h",
+        "lmathlib.c", "lmem.c", "lmem.h", "loadlib.c", "lobject.c", "lobject.h",
+        "lopcodes.c", "lopcodes.h", "lopnames.h", "loslib.c", "lparser.c",
+        "lparser.h", "lstate.c", "lstate.h", "lstring.c", "lstring.h",
+        "lstrlib.c", "ltable.c", "ltable.h", "ltablib.c", "ltm.c", "ltm.h",
+        "lua.c", "lundump.c", "lundump.h", "lutf8lib.c", "lvm.c", "lvm.h",
+        "lzio.c", "lzio.h",
+    )
+]  # fmt: skip
+
+
+class BuildError(Exception):
+    """A download, extraction or compile step failed; the message has the command's tail."""
+
+
+def run_tool(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run a build tool; its output is kept for the error message only."""
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False
+    )
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-40:])
+        raise BuildError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
+    return proc.stdout
+
+
+def _recipe_quickjs(src_dir: Path, out: Path) -> list[str]:
+    q = "src/upstream-quickjs/"
+    shutil.copy(resource_path("runtime_sources", "quickjs", "driver.c"), src_dir / "driver.c")
+    return [
+        *ZIG_WASI, "-D_GNU_SOURCE", "-I" + q,
+        q + "quickjs.c", q + "libregexp.c", q + "libunicode.c", q + "dtoa.c",
+        "src/driver.c",
+        *ZIG_WASI_LIBS, "-Wl,-z,stack-size=1048576", "-o", str(out),
+    ]  # fmt: skip
+
+
+def _recipe_lua(src_dir: Path, out: Path) -> list[str]:
+    shutil.copy(resource_path("runtime_sources", "lua", "wasi_shim.c"), src_dir / "wasi_shim.c")
+    return [
+        *ZIG_WASI,
+        "-mexception-handling", "-mllvm", "-wasm-enable-sjlj",
+        "-mllvm", "-wasm-use-legacy-eh=false",
+        "-Dl_system(cmd)=((cmd)==NULL?0:-1)",
+        "-Dlua_tmpnam(b,e)={e=1;}", "-DLUA_TMPNAMBUFSIZE=32",
+        '-Dlua_writeline()=lua_writestring("\\n",1)',
+        "-Wno-deprecated-declarations",
+        "-Isrc/" + LUA_DIR, "src/" + LUA_DIR + "onelua.c", "src/wasi_shim.c",
+        *ZIG_WASI_LIBS, "-o", str(out),
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Which sdist members a build needs and the zig arguments that compile them."""
+
+    members: list[str]
+    arguments: Callable[[Path, Path], list[str]]
+
+
+RECIPES: Final = {
+    "quickjs-ng-qjs": Recipe(QJS_SOURCES, _recipe_quickjs),
+    "lua54-onelua": Recipe(LUA_SOURCES, _recipe_lua),
+}
+
+
+@dataclass(frozen=True)
+class Zig:
+    """A runnable ``python -m ziglang`` (command prefix and the environment it needs)."""
+
+    command: list[str]
+    env: dict[str, str]
+    version: str
+
+
+def _probe(env: dict[str, str]) -> str | None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ziglang", "version"], capture_output=True, text=True, env=env, check=False
+    )
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+@contextlib.contextmanager
+def zig_toolchain(version: str, progress: Callable[[str], None]) -> Iterator[Zig]:
+    """The pinned zig: this interpreter's if it has that version, else a temporary one from PyPI.
+
+    The temporary copy (about 50 MB from PyPI's ``ziglang`` wheel for this
+    platform) lives only as long as the ``with`` block.
+    """
+    base_env = dict(os.environ)
+    have = _probe(base_env)
+    if have == version:
+        yield Zig([sys.executable, "-m", "ziglang"], base_env, have)
+        return
+    with tempfile.TemporaryDirectory(prefix="playground-zig-") as tmp:
+        progress(f"  fetching the zig compiler (PyPI ziglang=={version}, about 50 MB; removed after the build)")
+        run_tool(
+            [
+                sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                "--no-input", "--no-deps", "--only-binary", ":all:", "--target", tmp, f"ziglang=={version}",
+            ]
+        )  # fmt: skip
+        env = dict(base_env, PYTHONPATH=tmp + os.pathsep + base_env.get("PYTHONPATH", ""))
+        got = _probe(env)
+        if got != version:
+            raise BuildError(f"the fetched ziglang reports version {got!r}, expected {version}")
+        yield Zig([sys.executable, "-m", "ziglang"], env, got)
