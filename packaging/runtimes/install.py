@@ -19,7 +19,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from backends.wasm.provision import BuildError, load_manifest, manifest_path, produce, provision, sha256_file
+from backends.wasm.provision import (
+    BuildError,
+    load_manifest,
+    manifest_path,
+    produce,
+    provision,
+    sha256_file,
+)
 
 
 def log(line: str) -> None:
