@@ -6,6 +6,12 @@ cd "$(dirname "$0")/.."
 
 bash packaging/setup.sh --dev
 
+# Tools some tests check the project with (the desktop entry validator), installed if missing.
+if ! command -v desktop-file-validate >/dev/null && [ "$(id -u)" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils >/dev/null \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq desktop-file-utils >/dev/null; }
+fi
+
 # The Docker tier: start a daemon only if none answers; stop it at exit only if this script started it.
 # Then build its test images from Debian packages (an existing image is reused).
 if [ "$(id -u)" = 0 ] || timeout 10 docker info >/dev/null 2>&1; then

@@ -41,6 +41,8 @@ def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> in
     app.setOrganizationName(settings.ORGANIZATION)
     app.setApplicationName(settings.APPLICATION)
     app.setApplicationDisplayName("Sandbox Playground")
+    # Matches the menu entry of `playground install-desktop`, so taskbars show its icon.
+    app.setDesktopFileName("sandbox-playground")
     # Closing the window must not stop the loop under our feet: shutdown (which
     # stops a running guest and closes sessions) still needs it; main() ends it.
     app.setQuitOnLastWindowClosed(False)

@@ -11,7 +11,17 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from playground.cli import exitcodes, gui_cmd, info_cmd, mcp_cmd, repl_cmd, run_cmd, serve_cmd, setup_cmd
+from playground.cli import (
+    desktop_cmd,
+    exitcodes,
+    gui_cmd,
+    info_cmd,
+    mcp_cmd,
+    repl_cmd,
+    run_cmd,
+    serve_cmd,
+    setup_cmd,
+)
 from playground.core import Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -40,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cmd.add_parser(sub)
     gui_cmd.add_parser(sub)
     setup_cmd.add_parser(sub)
+    desktop_cmd.add_parsers(sub)
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available in this version yet)")
         p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
