@@ -98,6 +98,19 @@ STATUS_EXIT_CODES: Final = {b"ok": 0, b"error": 1, b"oom": 1}
 FLUSH_INTERVAL: Final = 0.05
 
 
+class _FlagFile(File):
+    """``/.session/interrupt``: one byte, ``0`` or ``1``, that only the channel changes.
+
+    It lives outside the session's VFS (no quota covers it; its size never
+    changes), so it is the one file whose bytes are set without the VFS.
+    """
+
+    __slots__ = ()
+
+    def set(self, on: bool) -> None:
+        self._data[0] = ord("1" if on else "0")
+
+
 class Ticker(Protocol):
     """The engine's epoch ticker, paused while a session waits for input."""
 
@@ -153,7 +166,7 @@ class SessionChannel:
         #: The ``/.session`` preopen: empty, read-only, and not part of the session's VFS.
         self.dir = Dir(0, True, None)
         #: ``/.session/interrupt``'s one byte (read-only for the guest; only this class changes it).
-        self._interrupt_file = File(0, True, b"0")
+        self._interrupt_file = _FlagFile(0, True, b"0")
         self._memory_limit = memory_limit
         self._ticker = ticker
         self._on_ready: Callable[[EvalEnd | None], None] | None = on_ready
@@ -204,7 +217,7 @@ class SessionChannel:
                 return False
             ticket.interrupted = True
             if ticket is self._current:
-                self._interrupt_file.data[0] = ord("1")
+                self._interrupt_file.set(True)
                 if self._signal_words is not None:
                     self.signal_due = True
         if self.signal_due:
@@ -298,7 +311,7 @@ class SessionChannel:
             finished, self._current = self._current, None
             ready, self._on_ready = self._on_ready, None
             self._phase = Phase.IDLE
-            self._interrupt_file.data[0] = ord("0")
+            self._interrupt_file.set(False)
             self.signal_due = False
             self.flush_at = math.inf
         # The eval (or the start-up) is over: the driver is waiting for input.
@@ -319,7 +332,7 @@ class SessionChannel:
                 self._pending = None
                 self._current = ticket
                 self._phase = Phase.BUSY
-                self._interrupt_file.data[0] = ord("1" if ticket.interrupted else "0")
+                self._interrupt_file.set(ticket.interrupted)
                 self.signal_due = ticket.interrupted and self._signal_words is not None
                 if self._signal_words is not None:
                     self.flush_at = time.monotonic() + FLUSH_INTERVAL

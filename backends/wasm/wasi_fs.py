@@ -12,7 +12,11 @@ Guarantees:
   or removing there fails with EROFS.
 * Quotas are the VFS's: a write or create past ``fs_quota``/``max_files``
   returns EDQUOT and changes nothing; the VFS remembers it (``quota_hit``)
-  and the core reports ``FSQuotaExceeded`` after the run.
+  and the core reports ``FSQuotaExceeded`` after the run. File bytes change
+  only through ``VFS.writev``/``VFS.truncate`` (``File`` has no mutator),
+  and descriptors keep their file charged through the descriptor table
+  (see ``fds``), so an unlinked file that is still open still counts.
+* A create, mkdir or rename deeper than ``MAX_DEPTH`` is ENAMETOOLONG.
 * stdout/stderr go through the run's ``OutputCapture``; when it raises
   ``OutputLimitExceeded`` the guest is stopped (see ``hostcall``).
 * stdin is the request's bytes; a read at its end returns 0 and never blocks.
@@ -153,7 +157,7 @@ def fd_read(run: RunState, fd: int, iovs: int, iovs_len: int, nread_ptr: int) ->
     elif isinstance(desc, FileDesc):
         if not desc.readable:
             return abi.EBADF
-        n = _read_into(run, desc.file.data, desc.pos, vecs)
+        n = _read_into(run, desc.file.read(desc.pos, _wanted(vecs)), 0, vecs)
         desc.pos += n
     else:
         return abi.EISDIR
@@ -169,20 +173,22 @@ def fd_pread(run: RunState, fd: int, iovs: int, iovs_len: int, offset: int, nrea
         return abi.EBADF
     if offset < 0:
         return abi.EINVAL
-    n = _read_into(run, desc.file.data, offset, _iovecs(run, iovs, iovs_len))
+    vecs = _iovecs(run, iovs, iovs_len)
+    n = _read_into(run, desc.file.read(offset, _wanted(vecs)), 0, vecs)
     run.memory.pack(abi.U32, nread_ptr, n)
     return abi.SUCCESS
 
 
+def _wanted(vecs: list[tuple[int, int]]) -> int:
+    return sum(length for _, length in vecs)
+
+
 def _write_file(run: RunState, desc: FileDesc, offset: int, vecs: list[tuple[int, int]]) -> int:
+    """Write the iovecs at ``offset`` through the VFS, which charges any growth first: all or (EDQUOT) nothing."""
+    if offset + _wanted(vecs) > _MAX_FILE_SIZE:
+        raise WasiError(abi.EFBIG)
     view = run.memory.view
-    total = 0
-    for buf, length in vecs:
-        if offset + length > _MAX_FILE_SIZE:
-            raise WasiError(abi.EFBIG)
-        total += run.vfs.write(desc.file, offset, view[buf : buf + length])
-        offset += length
-    return total
+    return run.vfs.writev(desc.file, offset, [view[buf : buf + length] for buf, length in vecs])
 
 
 @_wasi(FUNCTIONS, "iiii")

@@ -48,7 +48,11 @@ def write_out_files(target: Path, files: Mapping[str, bytes]) -> tuple[list[str]
 
 
 def _write_one(root_fd: int, parts: tuple[str, ...], data: bytes) -> None:
-    fds: list[int] = []
+    """Create ``parts`` under ``root_fd`` one directory at a time, holding one directory fd at most.
+
+    Iterative and with a constant number of open descriptors, however deep
+    the guest made the tree.
+    """
     parent = root_fd
     try:
         for part in parts[:-1]:
@@ -56,11 +60,13 @@ def _write_one(root_fd: int, parts: tuple[str, ...], data: bytes) -> None:
                 os.mkdir(part, 0o755, dir_fd=parent)
             except FileExistsError:
                 pass
-            parent = os.open(part, _DIR_FLAGS, dir_fd=parent)
-            fds.append(parent)
+            child = os.open(part, _DIR_FLAGS, dir_fd=parent)
+            if parent != root_fd:
+                os.close(parent)
+            parent = child
         fd = os.open(parts[-1], _FILE_FLAGS, 0o644, dir_fd=parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
     finally:
-        for fd in fds:
-            os.close(fd)
+        if parent != root_fd:
+            os.close(parent)

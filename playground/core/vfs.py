@@ -10,9 +10,20 @@ Why it is built this way:
   therefore exact, and it is clamped at the root.
 * Quotas are checked before a change is made. A write, truncate or create
   that would pass the byte quota or the file-count limit raises
-  ``VFSError(EDQUOT)`` and leaves the tree exactly as it was.
+  ``VFSError(EDQUOT)`` and leaves the tree exactly as it was; growth is
+  charged before any host memory is allocated for it.
+* The quota charges node *lifetimes*, not names (issue #12: unlinking an
+  open file used to refund its bytes while the descriptor could still grow
+  or shrink it, driving ``bytes_used`` negative). A node is charged once
+  when created; ``_resize`` is the one method that changes a file's size
+  and it charges the delta; ``_free_if_unreachable`` is the one place a
+  node is given back, when no name (``links``) and no descriptor
+  (``opens``, kept by the descriptor table through ``retain``/``release``)
+  reaches it any more.
 * ``/in`` and everything under it is read-only for the guest; the three
   base directories cannot be removed or renamed.
+* No walk over the tree recurses (a guest shapes it), and no node may sit
+  deeper than ``MAX_DEPTH`` (see ``fsnames``).
 
 Thread model: a ``VFS`` belongs to one run and is used by one thread at a
 time (the guest's worker, then the host collecting ``/out``).
@@ -22,127 +33,24 @@ from __future__ import annotations
 
 import errno
 import itertools
-import re
-import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 from playground.core.errors import InvalidSpec
+from playground.core.fsnames import MAX_DEPTH, MAX_NAME, MAX_PATH, check_name, clean_key
+from playground.core.fsnode import Dir, File, Node, VFSError
 from playground.core.limits import Limits
 
+__all__ = [
+    "BASE_DIRS", "MAX_DEPTH", "MAX_NAME", "MAX_PATH", "VFS", "Dir", "File", "Node", "VFSError", "check_name",
+    "clean_key",
+]  # fmt: skip
+
 BASE_DIRS: Final = ("in", "work", "out")
-MAX_NAME: Final = 255
-MAX_PATH: Final = 4096
+#: Growth is zero-filled in steps of this many bytes, so a resize never needs twice its size in host memory.
+_ZEROS: Final = memoryview(bytes(1 << 20))
 
-_WINDOWS_DEVICE = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(\..*)?$", re.I)
-_DRIVE = re.compile(r"^[a-zA-Z]:")
-
-
-class VFSError(OSError):
-    """A filesystem operation failed; ``errno`` says why (``errno.ENOENT`` ...)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(code, message)
-
-
-class Node:
-    """A file or directory. ``readonly`` nodes refuse every change by the guest."""
-
-    __slots__ = ("atime_ns", "ctime_ns", "ino", "mtime_ns", "readonly")
-
-    def __init__(self, ino: int, readonly: bool) -> None:
-        now = time.time_ns()
-        self.ino = ino
-        self.readonly = readonly
-        self.mtime_ns = now
-        self.atime_ns = now
-        self.ctime_ns = now
-
-    def touch(self) -> None:
-        now = time.time_ns()
-        self.mtime_ns = now
-        self.ctime_ns = now
-
-
-class File(Node):
-    __slots__ = ("data",)
-
-    def __init__(self, ino: int, readonly: bool, data: bytes = b"") -> None:
-        super().__init__(ino, readonly)
-        self.data = bytearray(data)
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
-
-
-class Dir(Node):
-    __slots__ = ("children", "parent")
-
-    def __init__(self, ino: int, readonly: bool, parent: Dir | None) -> None:
-        super().__init__(ino, readonly)
-        self.children: dict[str, Node] = {}
-        self.parent: Dir = parent if parent is not None else self
-
-
-def check_name(name: str) -> None:
-    """Refuse a single path segment a guest or caller may not create.
-
-    Raises:
-        VFSError: EINVAL for ``.``/``..``/empty/NUL/``/``/``\\``/control
-            characters, ENAMETOOLONG for names over 255 bytes.
-    """
-    if name in ("", ".", ".."):
-        raise VFSError(errno.EINVAL, f"invalid file name {name!r}")
-    if "/" in name or "\\" in name or any(ord(c) < 0x20 or c == "\x7f" for c in name):
-        raise VFSError(errno.EINVAL, f"invalid character in file name {name!r}")
-    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME:
-        raise VFSError(errno.ENAMETOOLONG, f"file name too long ({len(name)} chars)")
-
-
-def clean_key(key: str) -> tuple[str, ...]:
-    """Validate a caller-given relative key (``Spec.files``) and split it.
-
-    Stricter than a guest path: no ``.`` or ``..`` at all, no absolute path,
-    no empty segment, no NUL, no backslash, no Windows drive letter or
-    device name, no ``:`` (alternate data streams). What passes is safe to
-    use as a file name on any host OS too (``/out`` is written to disk by
-    the CLI).
-
-    Raises:
-        InvalidSpec: the key is unsafe; the message says why.
-    """
-    if not isinstance(key, str):
-        raise InvalidSpec(f"file key must be a str, got {type(key).__name__}")
-    if key == "":
-        raise InvalidSpec("empty file key")
-    if "\x00" in key:
-        raise InvalidSpec(f"file key contains NUL: {key!r}")
-    if key.startswith(("/", "\\")):
-        raise InvalidSpec(f"file key must be relative, got absolute {key!r}")
-    if _DRIVE.match(key):
-        raise InvalidSpec(f"file key looks like a Windows drive path: {key!r}")
-    if "\\" in key:
-        raise InvalidSpec(f"file key contains a backslash: {key!r}")
-    if len(key) > MAX_PATH:
-        raise InvalidSpec(f"file key longer than {MAX_PATH} characters")
-    parts = tuple(key.split("/"))
-    for part in parts:
-        if part == "":
-            raise InvalidSpec(f"file key has an empty segment: {key!r}")
-        if part in (".", ".."):
-            raise InvalidSpec(f"file key may not contain {part!r}: {key!r}")
-        if ":" in part:
-            raise InvalidSpec(f"file key may not contain ':': {key!r}")
-        if _WINDOWS_DEVICE.match(part):
-            raise InvalidSpec(f"file key uses a reserved device name {part!r}: {key!r}")
-        if part.endswith((" ", ".")):
-            raise InvalidSpec(f"file key segment ends with a dot or space: {key!r}")
-        try:
-            check_name(part)
-        except VFSError as exc:
-            raise InvalidSpec(f"file key {key!r}: {exc.strerror}") from None
-    return parts
+Chunk = bytes | bytearray | memoryview
 
 
 class VFS:
@@ -150,9 +58,10 @@ class VFS:
 
     ``fs_quota`` (bytes of file content) and ``max_files`` (files plus
     directories, the three base directories included) may be ``None`` for
-    no limit. ``quota_hit`` records that a guest ran into either, so the
-    run can be reported as ``FSQuotaExceeded`` even if the guest swallowed
-    the error.
+    no limit. Both count every live node: reachable by a name or by an
+    open descriptor. ``quota_hit`` records that a guest ran into either, so
+    the run can be reported as ``FSQuotaExceeded`` even if the guest
+    swallowed the error.
     """
 
     def __init__(self, *, fs_quota: int | None, max_files: int | None) -> None:
@@ -163,9 +72,11 @@ class VFS:
         self.quota_hit = False
         self._ino = itertools.count(1)
         self.root = Dir(next(self._ino), True, None)
+        self.root.owner = self
+        self.root.links = 1  # the root is never counted, never freed
         for name in BASE_DIRS:
             self._count_new_node()
-            self.root.children[name] = Dir(next(self._ino), name == "in", self.root)
+            self._attach(self.root, name, Dir(next(self._ino), name == "in", self.root))
 
     @classmethod
     def for_limits(cls, limits: Limits) -> VFS:
@@ -174,7 +85,7 @@ class VFS:
         files = limits.get("max_files")
         return cls(fs_quota=None if quota is None else int(quota), max_files=None if files is None else int(files))
 
-    # -- accounting ---------------------------------------------------------
+    # -- accounting: the only code that changes bytes_used / nodes_used --------
 
     def _count_new_node(self) -> None:
         if self.max_files is not None and self.nodes_used + 1 > self.max_files:
@@ -182,15 +93,77 @@ class VFS:
             raise VFSError(errno.EDQUOT, f"file-count limit of {self.max_files} reached")
         self.nodes_used += 1
 
-    def _reserve_bytes(self, delta: int) -> None:
-        if delta > 0 and self.fs_quota is not None and self.bytes_used + delta > self.fs_quota:
-            self.quota_hit = True
-            raise VFSError(
-                errno.EDQUOT,
-                f"filesystem quota of {self.fs_quota} bytes exceeded "
-                f"({self.bytes_used} used, {delta} more asked)",
-            )
+    def _attach(self, parent: Dir, name: str, node: Node) -> None:
+        """Give a freshly counted ``node`` its first name."""
+        node.owner = self
+        node.links = 1
+        parent.children[name] = node
+        parent.touch()
+
+    def _resize(self, file: File, size: int) -> None:
+        """Set ``file``'s size, zero-filling growth: the one place a file's size changes.
+
+        The delta is charged before any memory is allocated and refunded
+        after it is released; on any failure the size and the charge are
+        both unchanged.
+
+        Raises:
+            VFSError: EDQUOT when growth would pass ``fs_quota``.
+        """
+        data = file._data  # the accountant is File._data's only writer
+        old = len(data)
+        delta = size - old
+        if delta > 0:
+            if self.fs_quota is not None and self.bytes_used + delta > self.fs_quota:
+                self.quota_hit = True
+                raise VFSError(
+                    errno.EDQUOT,
+                    f"filesystem quota of {self.fs_quota} bytes exceeded ({self.bytes_used} used, {delta} more asked)",
+                )
+            try:
+                while len(data) < size:
+                    data += _ZEROS[: min(len(_ZEROS), size - len(data))]
+            except BaseException:
+                del data[old:]
+                raise
+        elif delta < 0:
+            del data[size:]
         self.bytes_used += delta
+
+    def retain(self, node: Node) -> None:
+        """A descriptor now reaches ``node`` (called by the descriptor table when it opens one)."""
+        if self._charged_here(node):
+            node.opens += 1
+
+    def release(self, node: Node) -> None:
+        """A descriptor that reached ``node`` is gone; free the node if nothing else reaches it."""
+        if self._charged_here(node):
+            if node.opens <= 0:
+                raise RuntimeError("release without a matching retain")
+            node.opens -= 1
+            self._free_if_unreachable(node)
+
+    def _charged_here(self, node: Node) -> bool:
+        """Whether ``node`` is charged to this VFS (False: a host-made node no quota covers)."""
+        if node.owner is self:
+            return True
+        if node.owner is not None:
+            raise ValueError("node belongs to another VFS")
+        return False
+
+    def _drop_link(self, node: Node) -> None:
+        """A name that reached ``node`` is gone (unlink, rmdir, replaced by a rename)."""
+        node.links -= 1
+        self._free_if_unreachable(node)
+
+    def _free_if_unreachable(self, node: Node) -> None:
+        """Give back ``node``'s bytes and count once neither a name nor a descriptor reaches it."""
+        if node.links > 0 or node.opens > 0 or node.owner is not self:
+            return
+        if isinstance(node, File):
+            self._resize(node, 0)
+        self.nodes_used -= 1
+        node.owner = None
 
     # -- lookup -------------------------------------------------------------
 
@@ -244,11 +217,25 @@ class VFS:
             current = child
         return current, None
 
+    def depth(self, directory: Dir) -> int:
+        """Components in ``directory``'s absolute path (the root is 0, ``/out`` 1)."""
+        depth = 0
+        node = directory
+        while node is not self.root and node.parent is not node and depth <= MAX_DEPTH:
+            depth += 1
+            node = node.parent
+        return depth
+
     # -- changes (every guest-visible mutation goes through these) ----------
 
-    def _writable_dir(self, parent: Dir) -> None:
+    def _writable_dir(self, parent: Dir, *, adding: int = 0) -> None:
+        """Refuse changes in ``parent``: read-only, removed, or ``adding`` levels too deep."""
         if parent.readonly:
             raise VFSError(errno.EROFS, "read-only directory")
+        if parent.links == 0 or parent.owner is not self:
+            raise VFSError(errno.ENOENT, "the directory was removed")
+        if adding and self.depth(parent) + adding > MAX_DEPTH:
+            raise VFSError(errno.ENAMETOOLONG, f"the tree may be at most {MAX_DEPTH} directories deep")
 
     def create_file(self, parent: Dir, name: str, *, exclusive: bool = False) -> File:
         """Return the file ``name`` in ``parent``, creating it empty if missing."""
@@ -260,63 +247,65 @@ class VFS:
                 raise VFSError(errno.EISDIR, f"is a directory: {name!r}")
             assert isinstance(existing, File)
             return existing
-        self._writable_dir(parent)
+        self._writable_dir(parent, adding=1)
         check_name(name)
         self._count_new_node()
         node = File(next(self._ino), False)
-        parent.children[name] = node
-        parent.touch()
+        self._attach(parent, name, node)
         return node
 
     def mkdir(self, parent: Dir, name: str) -> Dir:
         if name in parent.children:
             raise VFSError(errno.EEXIST, f"file exists: {name!r}")
-        self._writable_dir(parent)
+        self._writable_dir(parent, adding=1)
         check_name(name)
         self._count_new_node()
         node = Dir(next(self._ino), False, parent)
-        parent.children[name] = node
-        parent.touch()
+        self._attach(parent, name, node)
         return node
 
-    def write(self, file: File, offset: int, data: bytes | bytearray | memoryview) -> int:
-        """Write ``data`` at ``offset`` (holes are zero-filled); return bytes written."""
-        if file.readonly:
+    def _writable_file(self, file: File) -> None:
+        if file.readonly or file.owner is not self:
             raise VFSError(errno.EROFS, "read-only file")
+
+    def write(self, file: File, offset: int, data: Chunk) -> int:
+        """Write ``data`` at ``offset`` (holes are zero-filled); return bytes written."""
+        return self.writev(file, offset, (data,))
+
+    def writev(self, file: File, offset: int, chunks: Sequence[Chunk]) -> int:
+        """Write ``chunks`` back to back from ``offset``: all of them, or (EDQUOT) none."""
+        self._writable_file(file)
         if offset < 0:
             raise VFSError(errno.EINVAL, "negative offset")
-        end = offset + len(data)
-        self._reserve_bytes(max(0, end - len(file.data)))
-        if offset > len(file.data):
-            file.data.extend(bytes(offset - len(file.data)))
-        file.data[offset:end] = data
+        total = sum(len(chunk) for chunk in chunks)
+        end = offset + total
+        if total and end > file.size:
+            self._resize(file, end)
+        data = file._data  # sizes stay as charged: equal-length slices only
+        for chunk in chunks:
+            data[offset : offset + len(chunk)] = chunk
+            offset += len(chunk)
         file.touch()
-        return len(data)
+        return total
 
     def truncate(self, file: File, size: int) -> None:
-        if file.readonly:
-            raise VFSError(errno.EROFS, "read-only file")
+        self._writable_file(file)
         if size < 0:
             raise VFSError(errno.EINVAL, "negative size")
-        self._reserve_bytes(size - len(file.data))
-        if size < len(file.data):
-            del file.data[size:]
-        else:
-            file.data.extend(bytes(size - len(file.data)))
+        self._resize(file, size)
         file.touch()
 
     def unlink(self, parent: Dir, name: str) -> None:
+        """Remove the name; the file's bytes stay charged while a descriptor still reaches it."""
         node = parent.children.get(name)
         if node is None:
             raise VFSError(errno.ENOENT, f"no such file: {name!r}")
         if isinstance(node, Dir):
             raise VFSError(errno.EISDIR, f"is a directory: {name!r}")
         self._writable_dir(parent)
-        assert isinstance(node, File)
         del parent.children[name]
-        self.bytes_used -= len(node.data)
-        self.nodes_used -= 1
         parent.touch()
+        self._drop_link(node)
 
     def rmdir(self, parent: Dir, name: str) -> None:
         node = parent.children.get(name)
@@ -330,11 +319,15 @@ class VFS:
             raise VFSError(errno.ENOTEMPTY, f"directory not empty: {name!r}")
         self._writable_dir(parent)
         del parent.children[name]
-        self.nodes_used -= 1
         parent.touch()
+        self._drop_link(node)
 
     def rename(self, src_parent: Dir, src_name: str, dst_parent: Dir, dst_name: str) -> None:
-        """POSIX rename within the tree; base directories and /in are immovable."""
+        """POSIX rename within the tree; base directories and /in are immovable.
+
+        A replaced target loses its name like an unlink: if a descriptor
+        still reaches it, its bytes stay charged until that closes.
+        """
         node = src_parent.children.get(src_name)
         if node is None:
             raise VFSError(errno.ENOENT, f"no such file or directory: {src_name!r}")
@@ -354,6 +347,8 @@ class VFS:
         target = dst_parent.children.get(dst_name)
         if target is node:
             return
+        if dst_parent is not src_parent:
+            self._writable_dir(dst_parent, adding=1 + (_height(node) if isinstance(node, Dir) else 0))
         if target is not None:
             if self.is_base(target):
                 raise VFSError(errno.EBUSY, f"/{dst_name} cannot be replaced")
@@ -364,17 +359,14 @@ class VFS:
                     raise VFSError(errno.EISDIR, f"is a directory: {dst_name!r}")
                 if target.children:
                     raise VFSError(errno.ENOTEMPTY, f"directory not empty: {dst_name!r}")
-                self.nodes_used -= 1
-            else:
-                assert isinstance(target, File)
-                self.bytes_used -= len(target.data)
-                self.nodes_used -= 1
         del src_parent.children[src_name]
         dst_parent.children[dst_name] = node
         if isinstance(node, Dir):
             node.parent = dst_parent
         src_parent.touch()
         dst_parent.touch()
+        if target is not None:
+            self._drop_link(target)
 
     # -- host-side conveniences (absolute guest paths) -----------------------
 
@@ -392,10 +384,9 @@ class VFS:
                 raise VFSError(errno.EISDIR, f"is a directory: {path!r}")
             name = found
         file = self.create_file(parent, name)
-        if file.readonly:
-            raise VFSError(errno.EROFS, "read-only file")
-        self._reserve_bytes(len(data) - len(file.data))
-        file.data[:] = data
+        self._writable_file(file)
+        self._resize(file, len(data))
+        file._data[:] = data  # same length as just charged
         file.touch()
         return file
 
@@ -414,7 +405,7 @@ class VFS:
         node = self.lookup(path)
         if not isinstance(node, File):
             raise VFSError(errno.EISDIR, f"is a directory: {path!r}")
-        return bytes(node.data)
+        return node.data
 
     def listdir(self, path: str) -> list[str]:
         node = self.lookup(path)
@@ -426,8 +417,8 @@ class VFS:
         """Place caller files under ``/in`` (keys are ``clean_key``-checked) and seal them.
 
         Raises:
-            InvalidSpec: an unsafe key, or two keys where one is a file and
-                the other needs it to be a directory.
+            InvalidSpec: an unsafe or too deep key, or two keys where one is
+                a file and the other needs it to be a directory.
             VFSError: EDQUOT when the inputs alone exceed the quota.
         """
         inbox = self.root.children["in"]
@@ -449,27 +440,54 @@ class VFS:
                 file = self.create_file(current, parts[-1])
                 self.write(file, 0, bytes(files[key]))
         finally:
-            self._seal(inbox)
-
-    def _seal(self, directory: Dir) -> None:
-        directory.readonly = True
-        for child in directory.children.values():
-            child.readonly = True
-            if isinstance(child, Dir):
-                self._seal(child)
+            _seal(inbox)
 
     def iter_files(self, directory: Dir, prefix: str = "") -> Iterator[tuple[str, File]]:
-        for name in sorted(directory.children):
-            child = directory.children[name]
-            path = f"{prefix}{name}"
+        """Every regular file under ``directory`` with its relative path, in sorted depth-first order.
+
+        Iterative: the tree is guest-shaped, so its depth must never become
+        the host's recursion depth.
+        """
+        stack: list[tuple[str, Iterator[tuple[str, Node]]]] = [(prefix, iter(sorted(directory.children.items())))]
+        while stack:
+            base, entries = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
+            name, child = entry
             if isinstance(child, Dir):
-                yield from self.iter_files(child, path + "/")
-            else:
-                assert isinstance(child, File)
-                yield path, child
+                stack.append((f"{base}{name}/", iter(sorted(child.children.items()))))
+            elif isinstance(child, File):
+                yield f"{base}{name}", child
 
     def collect_out(self) -> dict[str, bytes]:
         """Every regular file under ``/out``, keyed by its path relative to ``/out``."""
         out = self.root.children["out"]
         assert isinstance(out, Dir)
-        return {path: bytes(f.data) for path, f in self.iter_files(out)}
+        return {path: f.data for path, f in self.iter_files(out)}
+
+
+def _seal(directory: Dir) -> None:
+    """Make ``directory`` and everything under it read-only (iteratively)."""
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        current.readonly = True
+        for child in current.children.values():
+            child.readonly = True
+            if isinstance(child, Dir):
+                stack.append(child)
+
+
+def _height(directory: Dir) -> int:
+    """How many levels lie below ``directory`` (0 when empty), found iteratively."""
+    height = 0
+    stack = [(directory, 0)]
+    while stack:
+        current, level = stack.pop()
+        for child in current.children.values():
+            height = max(height, level + 1)
+            if isinstance(child, Dir):
+                stack.append((child, level + 1))
+    return height

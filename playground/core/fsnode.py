@@ -1,0 +1,94 @@
+"""The nodes of the in-memory filesystem (``vfs``): files, directories and their lifetime counts.
+
+Why they look like this:
+
+* A node's lifetime is what the quota charges. ``links`` counts the names
+  that reach it (0 or 1: there are no hard links) and ``opens`` the
+  descriptors that reach it. The owning ``VFS`` charges a node when it is
+  created and frees it exactly once, when both counts are zero; an
+  unlinked file that a descriptor still reaches keeps its bytes charged.
+* A ``File`` has no public way to change its bytes. ``data`` is an
+  immutable snapshot and ``read`` returns a copy of a range; every change
+  of content or size goes through the owning ``VFS`` (``write``,
+  ``truncate``), whose one ``_resize`` charges the size delta first. So no
+  code path can grow a file behind the accountant's back.
+* ``owner`` is the ``VFS`` that charged the node, or None for a node no
+  quota covers (a host-made node such as a session's control directory, or
+  a node already freed). Such a node can never be written by a guest.
+
+Thread model: as ``VFS`` (one thread at a time).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playground.core.vfs import VFS
+
+
+class VFSError(OSError):
+    """A filesystem operation failed; ``errno`` says why (``errno.ENOENT`` ...)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+
+
+class Node:
+    """A file or directory. ``readonly`` nodes refuse every change by the guest."""
+
+    __slots__ = ("atime_ns", "ctime_ns", "ino", "links", "mtime_ns", "opens", "owner", "readonly")
+
+    def __init__(self, ino: int, readonly: bool) -> None:
+        now = time.time_ns()
+        self.ino = ino
+        self.readonly = readonly
+        self.mtime_ns = now
+        self.atime_ns = now
+        self.ctime_ns = now
+        #: Names that reach this node (0 or 1); only the owning VFS changes it.
+        self.links = 0
+        #: Open descriptors that reach this node; only the owning VFS changes it.
+        self.opens = 0
+        #: The VFS whose quota this node is charged to (None: uncharged, or already freed).
+        self.owner: VFS | None = None
+
+    def touch(self) -> None:
+        now = time.time_ns()
+        self.mtime_ns = now
+        self.ctime_ns = now
+
+
+class File(Node):
+    """A regular file. Its bytes are read here and changed only by its ``VFS``."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, ino: int, readonly: bool, data: bytes = b"") -> None:
+        super().__init__(ino, readonly)
+        self._data = bytearray(data)
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    @property
+    def data(self) -> bytes:
+        """A copy of the whole content (use ``read`` for a range)."""
+        return bytes(self._data)
+
+    def read(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes from ``offset`` (fewer at the end; none past it)."""
+        if offset < 0 or size <= 0 or offset >= len(self._data):
+            return b""
+        return bytes(self._data[offset : offset + size])
+
+
+class Dir(Node):
+    __slots__ = ("children", "parent")
+
+    def __init__(self, ino: int, readonly: bool, parent: Dir | None) -> None:
+        super().__init__(ino, readonly)
+        self.children: dict[str, Node] = {}
+        self.parent: Dir = parent if parent is not None else self
