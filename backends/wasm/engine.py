@@ -23,9 +23,14 @@ compiled copy of every runtime), and costs nothing per instruction. It is
 precise to one tick (~5 ms) plus the time until the guest next reaches
 an epoch check (function entry or loop back-edge).
 
-Memory: linear memories are allocated by ``memlimit.MemoryCreator``, which
-charges growth to the budget of the run on the calling thread and records
-a refusal, so a denied ``memory.grow`` is known, not guessed.
+Memory: linear memories (and the GC heap) are allocated by
+``memlimit.MemoryCreator``, which charges every creation and growth to the
+budget of the run on the calling thread (one budget per store: the sum of
+all its memories and its tables) and records a refusal, so a denied
+``memory.grow`` is known, not guessed. Tables are charged before
+instantiation and bounded by the store limiter (``tablelimit``): the
+features that let a module hold more (multi-memory, reference types with
+growable tables, GC, exceptions) stay on, because each is counted.
 
 Host functions are defined once per engine as unchecked callbacks (see
 ``hostcall``); they find their run through ``runs``: Store context

@@ -1,22 +1,30 @@
-"""Exact memory limits: linear memories come from our own allocator, which knows when it says no.
+"""Exact memory limits: one budget per store, charged by every linear memory and every table.
+
+The budget (``MemoryBudget``) is the whole store's: the sum of the current
+sizes of all its linear memories (a module may declare several; wasmtime's
+GC heap, which holds exception objects and GC structs, is one more) plus
+what its tables are charged (``tablelimit``) must stay within the limit.
+Checking each memory against the whole limit on its own, as before, let 8
+memories of 60 MiB through a 64 MiB limit.
 
 wasmtime's store limiter makes ``memory.grow`` return -1 past a limit but
-keeps no record of it, so a guest that asks for 1 GiB at once and then
-fails with its own "MemoryError" would look like an ordinary crash. With a
-host memory creator (``wasmtime_config_host_memory_creator_set``) every
-linear memory of the engine is reserved by us (``mmap`` of the whole
-reservation plus guard region, ``PROT_NONE``) and made accessible page by
-page on growth (``mprotect``). The grow callback compares the new size
-with the run's budget: past it, it records the refusal on the budget and
-returns an error, which wasmtime turns into ``memory.grow`` = -1 for the
-guest. The run is then reported as ``MemoryLimitExceeded`` by fact, not by
-guesswork.
+keeps no record of it, and it limits each memory on its own. With a host
+memory creator (``wasmtime_config_host_memory_creator_set``) every linear
+memory of the engine is reserved by us (``mmap`` of the whole reservation
+plus guard region, ``PROT_NONE``) and made accessible page by page on
+growth (``mprotect``). Creation and every growth ask the budget for the
+memory's new size given everything else in the store: past the limit it
+records the refusal and we return an error, which wasmtime turns into
+``memory.grow`` = -1 (or a failed instantiation, or a GC allocation
+failure) for the guest. The run is then reported as
+``MemoryLimitExceeded`` by fact, not by guesswork.
 
 The budget of a run is bound to the thread that instantiates and runs the
 guest (``budget_scope``); a memory remembers the budget it was created
-under, so growth later in the run (on the same thread) is charged to it.
-Memories never move: the reservation wasmtime asks for is reserved up
-front, which is what ``memory_may_move=False`` promises the host views.
+under, so growth later in the run (on the same thread) is charged to it,
+and its size is given back when wasmtime frees it. Memories never move:
+the reservation wasmtime asks for is reserved up front, which is what
+``memory_may_move=False`` promises the host views.
 """
 
 from __future__ import annotations
@@ -58,24 +66,66 @@ DEFAULT_RESERVATION: Final = 4 << 30
 
 
 class MemoryBudget:
-    """The memory a run may use, and whether the guest ever asked for more. Thread-safe."""
+    """The bytes one store may hold, and whether the guest ever asked for more. Thread-safe.
+
+    ``limit`` None means unlimited (nothing is refused). ``requested`` is
+    the store total a refused request would have made; ``peak`` the
+    largest total granted (memories plus the tables' declared minimums,
+    not their growth headroom, which is a reservation).
+    """
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self.refused = False
         self.requested = 0
         self.peak = 0
+        #: Why the store was refused, when it is not a byte count (too many tables, say).
+        self.reason: str | None = None
+        self._memories: dict[int, int] = {}
+        self._tables = 0
+        self._headroom = 0
         self._lock = threading.Lock()
 
-    def charge(self, new_size: int) -> bool:
-        """Whether a memory may grow to ``new_size`` bytes; a refusal is recorded."""
+    def _total(self) -> int:
+        return sum(self._memories.values()) + self._tables + self._headroom
+
+    def _admit(self, total: int) -> bool:
+        if self.limit is not None and total > self.limit:
+            self.refused = True
+            self.requested = max(self.requested, total)
+            return False
+        return True
+
+    def charge_memory(self, key: int, size: int) -> bool:
+        """Whether memory ``key`` may be ``size`` bytes (new or grown) beside the rest; a refusal is recorded."""
         with self._lock:
-            if self.limit is not None and new_size > self.limit:
-                self.refused = True
-                self.requested = max(self.requested, new_size)
+            total = self._total() - self._memories.get(key, 0) + size
+            if not self._admit(total):
                 return False
-            self.peak = max(self.peak, new_size)
+            self._memories[key] = size
+            self.peak = max(self.peak, total - self._headroom)
             return True
+
+    def release_memory(self, key: int) -> None:
+        """Memory ``key`` was freed: its bytes no longer count."""
+        with self._lock:
+            self._memories.pop(key, None)
+
+    def charge_tables(self, initial: int, headroom: int) -> bool:
+        """Charge the tables' declared minimums and their growth headroom; a refusal is recorded."""
+        with self._lock:
+            if not self._admit(self._total() + initial + headroom):
+                return False
+            self._tables += initial
+            self._headroom += headroom
+            self.peak = max(self.peak, self._total() - self._headroom)
+            return True
+
+    def refuse(self, reason: str) -> None:
+        """Record a refusal that is not about a byte count."""
+        with self._lock:
+            self.refused = True
+            self.reason = reason
 
 
 _local = threading.local()
@@ -132,17 +182,19 @@ class MemoryCreator:
     ) -> int:
         try:
             budget: MemoryBudget | None = getattr(_local, "budget", None)
-            if budget is not None and not budget.charge(minimum):
+            key = next(self._ids)
+            if budget is not None and not budget.charge_memory(key, minimum):
                 return capi.new_error(b"sandbox: memory limit below the module's initial memory")
             reservation = reserved or max(DEFAULT_RESERVATION, _round_up(minimum))
             mapped = _round_up(reservation + guard)
             base = _mmap(None, mapped, PROT_NONE, MAP_FLAGS, -1, 0)
             if base is None or base == MAP_FAILED:
+                _release(budget, key)
                 return capi.new_error(b"sandbox: cannot reserve address space for a linear memory")
             if minimum and _mprotect(base, _round_up(minimum), PROT_RW) != 0:
                 _munmap(base, mapped)
+                _release(budget, key)
                 return capi.new_error(b"sandbox: cannot commit linear memory")
-            key = next(self._ids)
             with self._lock:
                 self._memories[key] = _LinearMemory(base, mapped, minimum, min(maximum, reservation), budget)
             out[0].env = key
@@ -167,10 +219,12 @@ class MemoryCreator:
                 return 0
             if new_size > memory.maximum:
                 return capi.new_error(b"sandbox: linear memory maximum reached")
-            if memory.budget is not None and not memory.budget.charge(new_size):
+            if memory.budget is not None and not memory.budget.charge_memory(env, new_size):
                 return capi.new_error(b"sandbox: memory limit reached")
             start = _round_down(memory.size)
             if _mprotect(memory.base + start, _round_up(new_size) - start, PROT_RW) != 0:
+                if memory.budget is not None:
+                    memory.budget.charge_memory(env, memory.size)  # give the growth back
                 return capi.new_error(b"sandbox: cannot commit linear memory")
             memory.size = new_size
             return 0
@@ -183,6 +237,12 @@ class MemoryCreator:
             memory = self._memories.pop(env, None)
         if memory is not None:
             _munmap(memory.base, memory.mapped)
+            _release(memory.budget, env)
+
+
+def _release(budget: MemoryBudget | None, key: int) -> None:
+    if budget is not None:
+        budget.release_memory(key)
 
 
 def _round_up(size: int) -> int:

@@ -13,6 +13,10 @@ dict, so later runs cost nothing.
 User modules (the ``wasm`` pack) are compiled per content hash and kept
 only in a bounded in-memory LRU; they never touch the disk.
 
+Every module handed out has its ``shape`` recorded (its tables and memory
+count, read from the wasm bytes), which the runner charges to the run's
+memory budget before instantiating (``tablelimit``).
+
 Thread-safe: one lock per key ensures a module is compiled once even when
 many runs ask for it at the same time.
 """
@@ -25,11 +29,13 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 import wasmtime
 
+from backends.wasm import shape
 from backends.wasm.engine import WasmEngine
 from playground.core.backend import ProgressCallback
 from playground.core.errors import InvalidSpec
@@ -96,6 +102,7 @@ class ModuleCache:
                 module = wasmtime.Module(self._engine.engine, source.read_bytes())
                 self._store(path, module)
                 _report(progress, f"compiled {label}", 1.0)
+            _remember_shape(module, lambda: shape.read(source), label)
             self._loaded[key] = module
             return module
 
@@ -165,6 +172,7 @@ class ModuleCache:
                 module = wasmtime.Module(self._engine.engine, wasm)
             except wasmtime.WasmtimeError as exc:
                 raise InvalidSpec(f"not a valid WebAssembly module: {str(exc).splitlines()[0]}") from None
+            _remember_shape(module, lambda: shape.parse(wasm), "a user module")
             with self._lock:
                 self._user[key] = module
                 while len(self._user) > USER_MODULE_CAPACITY:
@@ -172,3 +180,11 @@ class ModuleCache:
         with self._lock:
             self._key_locks.pop("user:" + key, None)
         return module
+
+
+def _remember_shape(module: wasmtime.Module, read: Callable[[], shape.ModuleShape], label: str) -> None:
+    """Record the module's shape; if it cannot be read, the run's tables get conservative limits."""
+    try:
+        shape.remember(module, read())
+    except (shape.ShapeError, OSError) as exc:
+        log.warning("cannot read the tables of %s (%s); using conservative table limits", label, exc)

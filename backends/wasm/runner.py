@@ -9,14 +9,18 @@ How a run ends, and how it is reported:
   (``limit`` is ``"cpu_time"`` for the latter).
 * Cancelled: ``RunCancelled`` (the backend turns it into ``CancelledError``).
 * Output cap: ``OutputLimitExceeded``.
-* Memory: every linear memory comes from the engine's memory creator
-  (``memlimit``), which refuses growth past the run's budget (the guest's
-  ``memory.grow`` returns -1) and records that it did. A run whose guest
-  was refused memory is reported as ``MemoryLimitExceeded``, whatever the
-  guest did next (CPython's MemoryError, QuickJS's "out of memory", Lua's
-  "not enough memory", a C malloc returning NULL), even if it caught the
-  error and exited 0: a limit was hit. One 1 GiB request at a 128 MiB
-  limit is caught exactly like a slow climb.
+* Memory: one budget per Store (``memlimit``) holds the sum of every
+  linear memory (from the engine's memory creator, which refuses growth
+  past the budget: the guest's ``memory.grow`` returns -1) and of every
+  table (``tablelimit``: declared minimums and growth headroom, charged
+  before instantiation; the store limiter bounds growth). A refusal is
+  recorded, and a run whose guest was refused memory is reported as
+  ``MemoryLimitExceeded``, whatever the guest did next (CPython's
+  MemoryError, QuickJS's "out of memory", Lua's "not enough memory", a C
+  malloc returning NULL), even if it caught the error and exited 0: a
+  limit was hit. One 1 GiB request at a 128 MiB limit is caught exactly
+  like a slow climb; so are declared minimums that do not fit (memories
+  at instantiation, tables before it).
 * Any other trap (stack overflow, ``unreachable``, out-of-bounds): exit
   code 134 (as a native abort) and one ``wasm trap: <kind>`` line on stderr;
   classified by ``TrapCode``, never by message text.
@@ -41,6 +45,7 @@ from typing import TYPE_CHECKING, Final
 
 import wasmtime
 
+from backends.wasm import tablelimit
 from backends.wasm.engine import WasmEngine
 from backends.wasm.memlimit import MemoryBudget, budget_scope
 from backends.wasm.state import RunControl, RunState, StopReason
@@ -63,7 +68,6 @@ log = logging.getLogger(__name__)
 
 #: Exit code reported for a trap (128 + SIGABRT, like a native crash).
 TRAP_EXIT_CODE: Final = 134
-_PAGE: Final = 65536
 
 
 class RunCancelled(Exception):
@@ -104,8 +108,11 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     """
     if control.reason is StopReason.CANCELLED:
         raise RunCancelled()
-    _check_initial_memory(launch)
+    budget = MemoryBudget(launch.memory_limit)
     store = wasmtime.Store(engine.engine)
+    if not tablelimit.limit_store(store, launch.module, budget):
+        store.close()
+        raise memory_exceeded(budget, None)
     state = RunState(
         control=control, vfs=launch.vfs, output=launch.output, stdin=launch.stdin, args=launch.argv, env=launch.env,
         session=launch.session,
@@ -115,7 +122,6 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     peak = 0
     failure: Exception | None = None
     trap_code: wasmtime.TrapCode | None = None
-    budget = MemoryBudget(launch.memory_limit)
     state.budget = budget
     try:
         with budget_scope(budget), engine.attach(store, state):
@@ -124,7 +130,7 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
                 try:
                     instance = engine.linker.instantiate(store, launch.module)
                 except wasmtime.WasmtimeError as exc:
-                    if control.reason is not None or isinstance(exc, wasmtime.Trap):
+                    if control.reason is not None or budget.refused or isinstance(exc, wasmtime.Trap):
                         raise
                     raise InvalidSpec(f"the module cannot be instantiated: {_first_line(exc)}") from None
                 control.start_clock()  # the user's wall time starts now
@@ -141,18 +147,6 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
         state.release()
         store.close()
     return _classify(launch, control, failure=failure, trap_code=trap_code, peak=max(peak, budget.peak), budget=budget)
-
-
-def _check_initial_memory(launch: Launch) -> None:
-    if launch.memory_limit is None:
-        return
-    for export in launch.module.exports:
-        ty = export.type
-        if isinstance(ty, wasmtime.MemoryType) and ty.limits.min * _PAGE > launch.memory_limit:
-            raise MemoryLimitExceeded(
-                f"memory limit of {launch.memory_limit} bytes is below the module's initial memory "
-                f"({ty.limits.min * _PAGE} bytes)"
-            )
 
 
 def _peak_memory(store: wasmtime.Store, state: RunState) -> int:
@@ -194,12 +188,16 @@ def _classify(
     return outcome
 
 
-def memory_exceeded(budget: MemoryBudget, outcome: Outcome) -> MemoryLimitExceeded:
-    """The error for a run whose guest was refused memory."""
-    return MemoryLimitExceeded(
-        f"memory limit of {budget.limit} bytes exceeded (the guest asked for {budget.requested} bytes)",
-        outcome=outcome,
-    )
+def memory_exceeded(budget: MemoryBudget, outcome: Outcome | None) -> MemoryLimitExceeded:
+    """The error for a run whose guest was refused memory (``outcome`` None: refused before it started)."""
+    if budget.reason is not None:
+        message = f"memory limit of {budget.limit} bytes: {budget.reason}"
+    else:
+        message = (
+            f"memory limit of {budget.limit} bytes exceeded (the guest asked for {budget.requested} bytes "
+            "in all: its linear memories and tables)"
+        )
+    return MemoryLimitExceeded(message, outcome=outcome)
 
 
 def _report_trap(output: OutputCapture, failure: Exception, trap_code: wasmtime.TrapCode | None) -> None:

@@ -2,9 +2,11 @@
 
 The transpiler is untrusted input's first reader, so it runs sandboxed
 like a guest: its own Store on the shared engine, our WASI (no files, no
-environment), a memory cap and a deadline. Each transform gets a fresh
-instance (instantiating a compiled module costs well under a millisecond),
-so a trap or a corrupted heap never leaks into the next one.
+environment), a memory budget for the whole store (its memories and
+tables, as for a run: ``memlimit``, ``tablelimit``) and a deadline. A
+transform refused memory raises ``MemoryLimitExceeded``. Each transform
+gets a fresh instance (instantiating a compiled module costs well under a
+millisecond), so a trap or a corrupted heap never leaks into the next one.
 
 ABI of ``_transform.wasm`` (all i32, pointers into its exported memory):
 ``qjst_alloc(len) -> ptr``, ``qjst_free(ptr, len)``,
@@ -23,9 +25,12 @@ from typing import Final
 
 import wasmtime
 
+from backends.wasm import tablelimit
 from backends.wasm.engine import WasmEngine
+from backends.wasm.memlimit import MemoryBudget, budget_scope
 from backends.wasm.state import RunControl, RunState
 from backends.wasm.transforms import TransformError
+from playground.core.errors import MemoryLimitExceeded
 from playground.core.output import OutputCapture
 from playground.core.vfs import VFS
 
@@ -48,9 +53,10 @@ class _Failed(Exception):
 class TypeScriptTransformer:
     """Strips types (and lowers enums, namespaces, parameter properties) to plain JS. Thread-safe."""
 
-    def __init__(self, engine: WasmEngine, module: wasmtime.Module) -> None:
+    def __init__(self, engine: WasmEngine, module: wasmtime.Module, *, memory_limit: int = MEMORY_LIMIT) -> None:
         self._engine = engine
         self._module = module
+        self._memory_limit = memory_limit
 
     def transform(self, source: str, filename: str) -> str:
         """The JavaScript for ``source``.
@@ -58,6 +64,7 @@ class TypeScriptTransformer:
         Raises:
             TransformError: the source does not compile; the message reads
                 ``FILE:LINE: syntax error: ...`` and is meant for the user's stderr.
+            MemoryLimitExceeded: the transpiler was refused memory.
         """
         try:
             return self._once(source, filename)
@@ -98,10 +105,12 @@ class TypeScriptTransformer:
             args=(),
             env={},
         )
+        budget = MemoryBudget(self._memory_limit)
         store = wasmtime.Store(self._engine.engine)
         try:
-            store.set_limits(memory_size=MEMORY_LIMIT)
-            with self._engine.attach(store, state):
+            if not tablelimit.limit_store(store, self._module, budget):
+                raise _Failed(5, "the transpiler does not fit its memory limit")
+            with budget_scope(budget), self._engine.attach(store, state):
                 control.start_clock()
                 try:
                     instance = self._engine.linker.instantiate(store, self._module)
@@ -109,6 +118,13 @@ class TypeScriptTransformer:
                 except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
                     reason = control.reason.value if control.reason else str(exc).splitlines()[0]
                     raise _Failed(5, f"the transpiler stopped ({reason})") from None
+        except _Failed:
+            if budget.refused:
+                raise MemoryLimitExceeded(
+                    f"the TypeScript transform exceeded its memory limit of {self._memory_limit} bytes "
+                    f"(it asked for {budget.requested} bytes)"
+                ) from None
+            raise
         finally:
             state.release()
             store.close()
