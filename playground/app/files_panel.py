@@ -4,6 +4,13 @@ Input files are added with a button or by dropping them on the panel; the
 controller reads them and keeps their bytes. After a run the ``/out``
 files are listed; selecting one previews it: PNG, JPEG and SVG as
 pictures, UTF-8 text as text, anything else as its size with Save.
+
+Names are guest-chosen and may hold bytes that are not UTF-8 (core text
+with surrogate escapes, see ``playground.core.guest_text``). Qt silently
+drops such characters, so two different names could show (and look up) as
+the same one. The panel therefore keeps the real names on the Python side
+(list items carry an index, signals carry Python objects) and shows each
+name in the escaped form.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from playground.app.editor import monospace_font
 from playground.app.run_summary import human_size
+from playground.core.guest_text import escape
 
 PREVIEW_MAX = QSize(800, 600)
 TEXT_PREVIEW_CHARS = 256 * 1024
@@ -128,13 +136,16 @@ class FilesPanel(QWidget):
 
     addRequested = Signal()
     filesDropped = Signal(list)  # local paths
-    removeRequested = Signal(list)  # names under /in
-    saveRequested = Signal(str)  # name under /out
+    # ``object``, not ``list``/``str``: Qt's string conversion would drop the surrogate escapes of a name
+    removeRequested = Signal(object)  # list[str]: names under /in
+    saveRequested = Signal(object)  # str: name under /out
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAcceptDrops(True)
         self._out: dict[str, bytes] = {}
+        self._out_names: list[str] = []  # row -> real name (the item shows the escaped form)
+        self._in_names: list[str] = []
 
         self.inputs = QListWidget()
         self.inputs.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
@@ -142,7 +153,7 @@ class FilesPanel(QWidget):
         add.clicked.connect(self.addRequested)
         self.remove_button = QPushButton("Remove")
         self.remove_button.clicked.connect(
-            lambda: self.removeRequested.emit([i.data(Qt.ItemDataRole.UserRole) for i in self.inputs.selectedItems()])
+            lambda: self.removeRequested.emit([self._in_names[self.inputs.row(i)] for i in self.inputs.selectedItems()])
         )
         buttons = QHBoxLayout()
         buttons.addWidget(add)
@@ -186,10 +197,9 @@ class FilesPanel(QWidget):
 
     def set_input_files(self, sizes: Mapping[str, int]) -> None:
         self.inputs.clear()
-        for name, size in sorted(sizes.items()):
-            item = QListWidgetItem(f"/in/{name}  ({human_size(size)})")
-            item.setData(Qt.ItemDataRole.UserRole, name)
-            self.inputs.addItem(item)
+        self._in_names = sorted(sizes)
+        for name in self._in_names:
+            self.inputs.addItem(QListWidgetItem(f"/in/{escape(name)}  ({human_size(sizes[name])})"))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():
@@ -206,24 +216,23 @@ class FilesPanel(QWidget):
     def show_out_files(self, files: Mapping[str, bytes]) -> None:
         """List a run's /out files and preview the first picture (else the first file)."""
         self._out = dict(files)
+        self._out_names = sorted(files)
         self.outputs.clear()
-        for name in sorted(files):
-            item = QListWidgetItem(f"{name}  ({human_size(len(files[name]))})")
-            item.setData(Qt.ItemDataRole.UserRole, name)
-            self.outputs.addItem(item)
+        for name in self._out_names:
+            self.outputs.addItem(QListWidgetItem(f"{escape(name)}  ({human_size(len(files[name]))})"))
         if not files:
             self.info.setText("No files in /out yet. Files the guest writes under /out appear here.")
             self.preview.setCurrentWidget(self.info)
             self.save_button.setEnabled(False)
             return
-        names = sorted(files)
+        names = self._out_names
         first = next((n for n in names if classify(n, files[n]) in (Kind.IMAGE, Kind.SVG)), names[0])
         self.outputs.setCurrentRow(names.index(first))
 
     def current_out(self) -> str | None:
-        item = self.outputs.currentItem()
-        return None if item is None else str(item.data(Qt.ItemDataRole.UserRole))
-
+        """The real name (surrogate escapes and all) of the selected /out file."""
+        row = self.outputs.currentRow()
+        return self._out_names[row] if 0 <= row < len(self._out_names) else None
     def shown_kind(self) -> str:
         """What the preview shows now: ``picture``, ``text`` or ``info`` (for tests)."""
         widget = self.preview.currentWidget()
@@ -244,7 +253,8 @@ class FilesPanel(QWidget):
                 self.picture.set_picture(pixmap)
                 self.preview.setCurrentWidget(self.picture)
                 return
-            self.info.setText(f"{name}: {human_size(len(data))}, not a picture Qt can decode. Save it to look.")
+            self.info.setText(f"{escape(name)}: {human_size(len(data))}, not a picture Qt can decode. "
+                              "Save it to look.")
             self.preview.setCurrentWidget(self.info)
         elif kind is Kind.TEXT:
             text = data[:TEXT_PREVIEW_CHARS].decode("utf-8", errors="replace")
@@ -253,7 +263,7 @@ class FilesPanel(QWidget):
             self.text.setPlainText(text)
             self.preview.setCurrentWidget(self.text)
         else:
-            self.info.setText(f"{name}: {human_size(len(data))} of binary data. Use Save… to keep it.")
+            self.info.setText(f"{escape(name)}: {human_size(len(data))} of binary data. Use Save… to keep it.")
             self.preview.setCurrentWidget(self.info)
 
     def _save_current(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,9 +13,12 @@ from playground.cli import exitcodes
 from playground.cli.outdir import write_out_files
 from playground.cli.setup_cmd import prepare_language
 from playground.core import (
+    DEFAULT_LIMITS,
     DOCKER_ONLY,
     PREFER_WASM,
+    UNLIMITED,
     WASM_ONLY,
+    InvalidLimits,
     LimitExceeded,
     Limits,
     Pack,
@@ -24,10 +28,12 @@ from playground.core import (
     SandboxError,
     Spec,
     Stream,
+    Unlimited,
     clean_key,
     parse_duration,
     parse_size,
 )
+from playground.core.guest_text import escape, is_clean
 
 SandboxFactory = Callable[[Policy], Sandbox]
 
@@ -53,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--mem", type=size_arg, help="memory limit, e.g. 64M (default 128M)")
     p.add_argument("--max-output", type=size_arg, help="stdout+stderr cap, e.g. 1M (default 1M)")
     p.add_argument("--fs-quota", type=size_arg, help="virtual filesystem quota (default 16M)")
-    p.add_argument("--max-files", type=int, help="files+dirs in the virtual filesystem (default 256)")
+    p.add_argument("--max-files", type=count_arg, help="files+dirs in the virtual filesystem (default 256)")
     p.add_argument("--in", dest="inputs", action="append", default=[], metavar="[NAME=]PATH",
                    help="copy a host file read-only into /in (repeatable)")
     p.add_argument("--out", type=Path, metavar="DIR", help="write the files the program left in /out to DIR")
@@ -63,18 +69,60 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(handler=run_command)
 
 
-def duration_arg(text: str) -> float | object:
+#: Which flag sets which ``Limits`` field, to name the flag when the merged limits are refused.
+LIMIT_FLAGS = {"wall_time": "--timeout", "cpu_time": "--cpu", "memory": "--mem", "max_output": "--max-output",
+               "fs_quota": "--fs-quota", "max_files": "--max-files"}
+
+# Two stages, as before: what is not a duration/size/count at all is refused while parsing (usage error, exit 2,
+# naming the flag); a number out of range (zero, negative, above the maximum) is refused by the core's
+# ``Limits.validate`` (a sandbox error, exit 120), see ``checked_limits``.
+
+
+def duration_arg(text: str) -> float | Unlimited:
+    """A limit flag's duration (``5s``, ``500ms``, ``unlimited``); the range is checked by :func:`checked_limits`."""
     try:
         return parse_duration(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def size_arg(text: str) -> int | object:
+def size_arg(text: str) -> int | Unlimited:
+    """A limit flag's size (``64M``, ``1000``, ``unlimited``); the range is checked by :func:`checked_limits`."""
     try:
         return parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def count_arg(text: str) -> int | Unlimited:
+    """A limit flag's count: an optionally signed run of decimal digits, or ``unlimited``.
+
+    ``int()`` would also take `` 3 ``, ``1_000`` and full-width digits; a
+    limit is either plainly a number or an error. The range is checked by
+    :func:`checked_limits`.
+    """
+    if text.strip().lower() == "unlimited":
+        return UNLIMITED
+    if not re.fullmatch(r"[-+]?[0-9]+", text, re.ASCII):
+        shown = repr(text if len(text) <= 40 else text[:40] + "...")
+        raise argparse.ArgumentTypeError(f"not a whole number: {shown} (expected e.g. 256, unlimited)")
+    return int(text)
+
+
+def checked_limits(limits: Limits) -> Limits:
+    """``limits`` after the check the sandbox makes (merged with the defaults), naming the flag when refused.
+
+    Raises:
+        InvalidLimits: a value is zero, negative, not finite or above the
+            largest allowed limit; the message names the flag and the field.
+    """
+    try:
+        DEFAULT_LIMITS.merged(limits).validate()
+    except InvalidLimits as exc:
+        field, _, problem = str(exc).partition(": ")
+        flag = LIMIT_FLAGS.get(field)
+        raise InvalidLimits(f"{flag} ({field}): {problem}" if flag else str(exc)) from None
+    return limits
 
 
 class UsageError(Exception):
@@ -114,10 +162,10 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
         env=parse_env(args.env),
         stdin=_read_stdin(),
         files=read_inputs(args.inputs),
-        limits=Limits(
+        limits=checked_limits(Limits(
             wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
             fs_quota=args.fs_quota, max_files=args.max_files,
-        ),
+        )),
     )
 
 
@@ -209,9 +257,20 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
 
 
 def _save_out(target: Path | None, result: Result) -> None:
+    """Write ``/out`` to ``target``; a name that is not UTF-8 is written byte for byte (and said so).
+
+    Guest names are core text (``playground.core.guest_text``): ``os.open``
+    encodes them back to the guest's exact bytes, which Linux accepts as a
+    name. A filesystem that refuses such a name refuses only that file;
+    the others are still written. Messages show names escaped, never raw.
+    """
     if target is None or not result.files:
         return
     written, refused = write_out_files(target, result.files)
     print(f"playground: wrote {len(written)} file(s) from /out to {target}", file=sys.stderr)
+    for name in written:
+        if not is_clean(name):
+            print(f"playground: /out/{escape(name)} is not a UTF-8 name; written with the guest's exact bytes",
+                  file=sys.stderr)
     for reason in refused:
-        print(f"playground: refused /out file {reason}", file=sys.stderr)
+        print(f"playground: refused /out file {escape(reason)}", file=sys.stderr)

@@ -7,11 +7,22 @@ guest left in ``/out`` come back inline (small UTF-8 text, in the ``files``
 list), as embedded resources (binary or large files, up to a total budget),
 or listed as omitted with the reason. Nothing here touches the host
 filesystem.
+
+Guest-chosen text (file names, stdout, stderr, anything quoted in a
+message) may be any bytes. It reaches the result in the lossless escaped
+form of :mod:`playground.core.guest_text`: valid UTF-8 as is, otherwise
+``\\xNN`` per undecodable byte with backslashes doubled, and a
+``*_escaped: true`` field next to the value says so (the field is left out
+when false, so ordinary results look as they always did). The last step,
+:func:`tool_result`, escapes any string that still could not be sent, so a
+guest's name can never turn a result into a failed call.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import logging
 import mimetypes
 from collections.abc import Mapping
 from typing import Literal
@@ -28,6 +39,9 @@ from mcp_types import (
 from pydantic import BaseModel, Field
 
 from playground.core import LimitExceeded, Limits, Result, format_duration, format_size
+from playground.core.guest_text import escape, from_guest, is_clean
+
+log = logging.getLogger(__name__)
 
 LimitName = Literal["wall_time", "memory", "max_output", "fs_quota"]
 
@@ -52,10 +66,25 @@ class AppliedLimits(BaseModel):
     max_output: str = Field(description="Cap on stdout plus stderr, e.g. '1M'.")
 
 
+def _shown_only_when_true(value: bool) -> bool:
+    return not value
+
+
+def _escaped_flag(what: str) -> bool:
+    """``*_escaped`` field: present (and true) only when ``what`` is in the escaped form."""
+    return Field(
+        default=False,
+        exclude_if=_shown_only_when_true,
+        description=f"Present and true when {what} was not valid UTF-8 and is shown escaped: each byte that is "
+        "not UTF-8 as \\xNN, and every backslash doubled (so the exact bytes can be rebuilt).",
+    )
+
+
 class OutFile(BaseModel):
     """A file the program left under /out."""
 
-    name: str = Field(description="Path relative to /out.")
+    name: str = Field(description="Path relative to /out (escaped when 'name_escaped' is true).")
+    name_escaped: bool = _escaped_flag("the file name")
     size: int = Field(description="Size in bytes.")
     delivery: Literal["inline", "embedded", "omitted"] = Field(
         description="'inline': the content is in 'text'; 'embedded': the content is an embedded resource "
@@ -77,8 +106,10 @@ class RunOutput(BaseModel):
     language: str = Field(description="Canonical language name that ran.")
     backend: str = Field(description="Isolation backend that ran it (e.g. 'wasm').")
     exit_code: int | None = Field(description="The program's exit code; null when a limit stopped it.")
-    stdout: str = Field(description="Captured standard output (UTF-8, invalid bytes replaced).")
-    stderr: str = Field(description="Captured standard error (UTF-8, invalid bytes replaced).")
+    stdout: str = Field(description="Captured standard output (escaped when 'stdout_escaped' is true).")
+    stdout_escaped: bool = _escaped_flag("stdout")
+    stderr: str = Field(description="Captured standard error (escaped when 'stderr_escaped' is true).")
+    stderr_escaped: bool = _escaped_flag("stderr")
     truncated: bool = Field(description="True when stdout/stderr were cut at the max_output limit.")
     limit_exceeded: LimitName | None = Field(
         default=None,
@@ -158,16 +189,19 @@ def run_fields(
     """The ``RunOutput`` fields for ``result`` and the embedded-resource blocks for its /out files."""
     files, blocks = _out_files(result.files, inline_text_bytes, max_embed_bytes)
     limit: str | None = error.limit if error is not None and error.limit else None
+    stdout, stderr = from_guest(result.stdout), from_guest(result.stderr)
     fields: dict[str, object] = {
         "status": "limit_exceeded" if error is not None else "completed",
         "language": language,
         "backend": result.backend,
         "exit_code": None if error is not None else result.exit_code,
-        "stdout": result.stdout.decode("utf-8", errors="replace"),
-        "stderr": result.stderr.decode("utf-8", errors="replace"),
+        "stdout": escape(stdout),
+        "stdout_escaped": not is_clean(stdout),
+        "stderr": escape(stderr),
+        "stderr_escaped": not is_clean(stderr),
         "truncated": result.truncated,
         "limit_exceeded": limit,
-        "message": str(error) if error is not None else None,
+        "message": escape(str(error)) if error is not None else None,
         "usage": UsageInfo(
             wall_seconds=round(result.usage.wall, 6),
             peak_memory_bytes=result.usage.peak_memory,
@@ -181,11 +215,31 @@ def run_fields(
 
 
 def tool_result(output: BaseModel, blocks: list[ContentBlock] | None = None) -> CallToolResult:
-    """A successful result: structured content, the same as JSON text, then any embedded files."""
-    structured = output.model_dump(mode="json")
-    text = output.model_dump_json(indent=2)
+    """A successful result: structured content, the same as JSON text, then any embedded files.
+
+    Every string is checked once more on the way out: one that still holds
+    lone surrogates (guest text some field forgot to escape) is escaped here
+    and logged, instead of making the whole call fail to serialize.
+    """
+    structured = _sendable(output.model_dump(mode="json"), "result")
+    assert isinstance(structured, dict)
+    text = json.dumps(structured, indent=2, ensure_ascii=False)
     content: list[ContentBlock] = [TextContent(type="text", text=text), *(blocks or [])]
     return CallToolResult(content=content, structured_content=structured)
+
+
+def _sendable(value: object, where: str) -> object:
+    """``value`` (JSON data) with every string that cannot be encoded as UTF-8 escaped."""
+    if isinstance(value, str):
+        if is_clean(value):
+            return value
+        log.warning("escaping guest text that reached %s unescaped", where)
+        return escape(value)
+    if isinstance(value, dict):
+        return {_sendable(k, where): _sendable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sendable(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    return value
 
 
 def _out_files(
@@ -196,21 +250,22 @@ def _out_files(
     budget = max_embed_bytes
     for name in sorted(files):
         data = files[name]
-        mime = mimetypes.guess_type(name)[0]
+        shown, escaped = escape(name), not is_clean(name)
+        mime = mimetypes.guess_type(shown)[0]
         text = _as_text(data)
         if text is not None and len(data) <= inline_text_bytes:
-            listed.append(OutFile(name=name, size=len(data), delivery="inline", text=text,
+            listed.append(OutFile(name=shown, name_escaped=escaped, size=len(data), delivery="inline", text=text,
                                   mime_type=mime or "text/plain"))
             continue
         if len(data) > budget:
             listed.append(OutFile(
-                name=name, size=len(data), delivery="omitted",
+                name=shown, name_escaped=escaped, size=len(data), delivery="omitted",
                 mime_type=mime or ("text/plain" if text is not None else "application/octet-stream"),
                 note=f"exceeds the {format_size(max_embed_bytes)} budget for files returned in one result",
             ))
             continue
         budget -= len(data)
-        uri = OUT_URI + quote(name, safe="/")
+        uri = OUT_URI + quote(name.encode("utf-8", "surrogateescape"), safe="/")  # the exact bytes, %-encoded
         resource: TextResourceContents | BlobResourceContents
         if text is not None:
             mime = mime or "text/plain"
@@ -219,7 +274,8 @@ def _out_files(
             mime = mime or "application/octet-stream"
             resource = BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode("ascii"))
         blocks.append(EmbeddedResource(type="resource", resource=resource))
-        listed.append(OutFile(name=name, size=len(data), delivery="embedded", uri=uri, mime_type=mime))
+        listed.append(OutFile(name=shown, name_escaped=escaped, size=len(data), delivery="embedded", uri=uri,
+                              mime_type=mime))
     return listed, blocks
 
 

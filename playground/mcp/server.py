@@ -13,6 +13,7 @@ from mcp_types import ToolAnnotations
 from playground.core import Sandbox
 from playground.mcp import tools
 from playground.mcp.config import ServerConfig
+from playground.mcp.inputs import strict_tool
 from playground.mcp.state import ServerState, open_state
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,21 @@ def build_server(sandbox: Sandbox, config: ServerConfig) -> MCPServer[ServerStat
         async with open_state(sandbox, config, allowed) as state:
             yield state
 
+    sandboxed = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                open_world_hint=False)
+    # Registered through strict_tool: unknown, mistyped, null and NaN arguments are refused (inputs.py).
+    registered = [
+        strict_tool(tools.execute_code, title="Run code in the sandbox",
+                    annotations=sandboxed.model_copy(update={"title": "Run code in the sandbox"})),
+        strict_tool(tools.eval_session, title="Evaluate code in a REPL session",
+                    annotations=sandboxed.model_copy(update={"title": "Evaluate code in a REPL session"})),
+        strict_tool(tools.close_session, title="Close a REPL session",
+                    annotations=sandboxed.model_copy(update={"title": "Close a REPL session",
+                                                             "idempotent_hint": True})),
+        strict_tool(tools.list_languages, title="List languages",
+                    annotations=ToolAnnotations(title="List languages", read_only_hint=True,
+                                                idempotent_hint=True, open_world_hint=False)),
+    ]
     server: MCPServer[ServerState] = MCPServer(
         SERVER_NAME,
         title="Sandbox Playground",
@@ -62,19 +78,8 @@ def build_server(sandbox: Sandbox, config: ServerConfig) -> MCPServer[ServerStat
         version=_version(),
         lifespan=lifespan,
         log_level="WARNING",
+        tools=registered,
     )
-    sandboxed = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                open_world_hint=False)
-    server.add_tool(tools.execute_code, title="Run code in the sandbox",
-                    annotations=sandboxed.model_copy(update={"title": "Run code in the sandbox"}))
-    server.add_tool(tools.eval_session, title="Evaluate code in a REPL session",
-                    annotations=sandboxed.model_copy(update={"title": "Evaluate code in a REPL session"}))
-    server.add_tool(tools.close_session, title="Close a REPL session",
-                    annotations=sandboxed.model_copy(update={"title": "Close a REPL session",
-                                                             "idempotent_hint": True}))
-    server.add_tool(tools.list_languages, title="List languages",
-                    annotations=ToolAnnotations(title="List languages", read_only_hint=True,
-                                                idempotent_hint=True, open_world_hint=False))
     return server
 
 

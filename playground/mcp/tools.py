@@ -13,6 +13,11 @@ Outcomes versus errors:
   much code, a limit above the user's ceiling, a dead session): a tool
   error (``isError``) whose message says what to change. Messages come from
   the sandbox's own errors or from here; tracebacks stay in the server log.
+
+Arguments are checked strictly before a tool body runs (see
+:mod:`playground.mcp.inputs`): wrong types, unknown fields, ``null``, NaN
+and non-positive limits are tool errors naming the argument, never
+coerced or ignored.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from playground.core import (
     format_size,
 )
 from playground.mcp.config import ServerConfig
+from playground.mcp.inputs import Duration, Size
 from playground.mcp.results import (
     CloseOutput,
     LanguageInfo,
@@ -64,21 +70,21 @@ from playground.mcp.state import ServerState
 log = logging.getLogger(__name__)
 
 TimeoutArg = Annotated[
-    str | float | None,
+    Duration,
     Field(
         description="Wall-time limit for this run: a duration string such as '5s', '500ms', '2m', or a number "
         "of seconds. Omit for the server default. Must not exceed the server's maximum (see list_languages).",
     ),
 ]
 MemoryArg = Annotated[
-    str | int | None,
+    Size,
     Field(
         description="Memory limit: a size string such as '64M', '512K', '1G' (binary units), or a number of "
         "bytes. Omit for the server default. Must not exceed the server's maximum.",
     ),
 ]
 MaxOutputArg = Annotated[
-    str | int | None,
+    Size,
     Field(
         description="Cap on stdout plus stderr together: a size such as '64K', '1M', or a number of bytes. "
         "The program is stopped when it writes more. Omit for the server default.",
@@ -159,10 +165,11 @@ async def eval_session(
                                "of a final expression is printed, like a REPL.")],
     ctx: Context[ServerState],
     session_id: Annotated[str | None, Field(
-        description="The id returned by an earlier eval_session call. Omit (or null) to start a new session; "
-        "then 'language' is required.")] = None,
+        description="The id returned by an earlier eval_session call. Omit it to start a new session; "
+        "then 'language' is required.", min_length=1)] = None,
     language: Annotated[str | None, Field(
-        description="Language of a new session (name or alias). Only used when session_id is omitted.")] = None,
+        description="Language of a new session (name or alias). Only used when session_id is omitted.",
+        min_length=1)] = None,
     timeout: TimeoutArg = None,
     memory: MemoryArg = None,
     max_output: MaxOutputArg = None,

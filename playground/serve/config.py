@@ -49,9 +49,15 @@ class ProxyConfig:
             proxy's port). Needed when serving on other interfaces under a
             DNS name. An entry without ``:port`` means the proxy's port.
         rate: sustained requests per second per client IP (token bucket).
+            Requests with the right token and requests without it draw
+            from separate buckets, so a flood without the token never
+            spends the token holder's share.
         burst: bucket size: requests a client may send at once.
         max_connections: concurrent client connections; more are answered
-            503 and closed.
+            503 and closed, except that with ``AuthMode.BEARER`` a reserve
+            of ``auth_reserve(max_connections)`` further connections is
+            kept for clients whose first request carries the token (see
+            ``playground.serve.proxy``).
         max_request_body: bytes; larger bodies get 413 (checked against
             ``Content-Length`` up front and counted while streaming).
         max_header_bytes: request line plus headers; more gets 431.

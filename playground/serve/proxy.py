@@ -2,12 +2,30 @@
 
 :func:`start_proxy` probes the upstream until it is ready, then listens and
 forwards each request through the guards, in this order: connection cap
-(503), header size (431), per-client rate limit (429), ``Host`` header (421),
-bearer token (401), request target (400), body size (413). Forwarded requests
+(503), header size (431), bearer token (sorts the request into the
+authenticated or the unauthenticated class), rate limit of that class per
+client (429), ``Host`` header (421), missing or wrong token (401), request
+target (400), body size (413). Forwarded requests
 lose hop-by-hop headers, the proxy's ``Authorization`` header and any
 client-supplied ``Forwarded``/``X-Forwarded-*``; they gain
 ``X-Forwarded-For`` (the client's address), ``X-Forwarded-Proto`` and
 ``X-Forwarded-Host``. The original ``Host`` header is passed on.
+
+Why authentication comes before the rate limit and the connection cap has a
+reserve: every local client has the same address (127.0.0.1), so a limit
+that does not know who is asking lets anyone who can reach the port spend
+the token holder's share. Unauthenticated requests therefore draw from
+their own buckets (a flood of them is answered 429 and its connections are
+closed), and only requests with the right token draw from the token
+holder's. Connections work the same way: ``max_connections`` bounds the
+connections anyone may hold, and a further :func:`auth_reserve` connections
+are admitted *on probation* beyond it. A probation connection must present
+a request head within ``PROBATION_HEAD_TIMEOUT`` and that first request
+must carry the token, else it is answered 503 and closed; when the reserve
+is full, the oldest probation connection that has not proved the token is
+closed to let a new one try. So idle or slow unauthenticated connections
+can fill ``max_connections`` (the slowloris pattern) but cannot keep the
+token holder out.
 
 Threads and loops: a :class:`RunningProxy` belongs to the loop that started
 it; call its coroutine methods from that loop (``recent_logs()`` and the
@@ -44,6 +62,8 @@ logger = logging.getLogger(__name__)
 UpstreamErrorHook = Callable[[BaseException], None]
 
 _SHUTDOWN_GRACE = 0.5  # aiohttp waits twice: for the handler, then for its cancellation
+#: Seconds a connection admitted on probation (over ``max_connections``) has to send a complete request head.
+PROBATION_HEAD_TIMEOUT = 5.0
 _HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -93,14 +113,17 @@ class RunningProxy:
         self._hook = on_upstream_error
         self._token = (config.token or generate_token()) if config.auth is AuthMode.BEARER else None
         self._bearer = BearerCheck(self._token) if self._token else None
+        # Separate buckets: unauthenticated traffic can only ever exhaust its own (see the module docstring).
         self._limiter = RateLimiter(config.rate, config.burst)
+        self._anon_limiter = RateLimiter(config.rate, config.burst)
+        self._reserve = auth_reserve(config.max_connections) if self._bearer is not None else 0
         self._log: deque[str] = deque(maxlen=config.log_lines)
         self._done = asyncio.Event()
         self._reason: StopReason | None = None
         self._error: BaseException | None = None
         self._stopping: asyncio.Task[None] | None = None
         self._ttl_handle: asyncio.TimerHandle | None = None
-        self._open_connections = 0
+        self._connections: dict[_ProxyRequestHandler, None] = {}  # open ones, oldest first
         self._requests = 0
         self._host = config.bind
         self._port = 0
@@ -201,7 +224,7 @@ class RunningProxy:
         loop = asyncio.get_running_loop()
         if isinstance(self._upstream, TCPUpstream):
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=cfg.max_connections, limit_per_host=cfg.max_connections),
+                connector=aiohttp.TCPConnector(limit=self._max_sockets, limit_per_host=self._max_sockets),
                 timeout=aiohttp.ClientTimeout(total=None, connect=cfg.connect_timeout, sock_read=cfg.idle_timeout),
                 auto_decompress=False,
                 cookie_jar=aiohttp.DummyCookieJar(),
@@ -264,21 +287,44 @@ class RunningProxy:
 
     # -- connections ---------------------------------------------------------------------------------------------
 
+    @property
+    def _max_sockets(self) -> int:
+        return self._config.max_connections + self._reserve
+
     def _protocol_factory(self) -> asyncio.BaseProtocol:
         assert self._web_server is not None
-        if self._stopping is not None or self._open_connections >= self._config.max_connections:
-            self._note("connection refused: max_connections reached" if self._stopping is None else "refused: stopping")
+        if self._stopping is not None:
+            self._note("refused: stopping")
             return _Refuse503()
-        self._open_connections += 1
-        return _ProxyRequestHandler(
+        probation = len(self._connections) >= self._config.max_connections
+        if probation and not self._reserve:
+            self._note("connection refused: max_connections reached")
+            return _Refuse503()
+        if len(self._connections) >= self._max_sockets and not self._evict_unproven():
+            self._note("connection refused: max_connections reached and the token holders' reserve is in use")
+            return _Refuse503()
+        handler = _ProxyRequestHandler(
             self._web_server,
             loop=asyncio.get_running_loop(),
             on_lost=self._connection_lost,
+            probation=probation,
             **self._handler_kwargs,
         )
+        self._connections[handler] = None
+        return handler
 
-    def _connection_lost(self) -> None:
-        self._open_connections -= 1
+    def _evict_unproven(self) -> bool:
+        """Close the oldest probation connection that has not shown the token and is not mid-request."""
+        for handler in self._connections:
+            if handler.probation and not handler.trusted and handler.active == 0:
+                self._note("closed an unauthenticated connection on probation to admit a new one")
+                del self._connections[handler]
+                handler.force_close()
+                return True
+        return False
+
+    def _connection_lost(self, handler: _ProxyRequestHandler) -> None:
+        self._connections.pop(handler, None)
 
     # -- requests ------------------------------------------------------------------------------------------------
 
@@ -289,8 +335,11 @@ class RunningProxy:
         path = request.raw_path
         note = ""
         status, sent = 500, 0
+        connection = request.protocol
+        if isinstance(connection, _ProxyRequestHandler):
+            connection.active += 1
         try:
-            refusal = self._guard(request, client)
+            refusal = self._guard(request, client, connection)
             if refusal is not None:
                 refused, note = refusal
                 status, sent = refused.status, refused.content_length or 0
@@ -306,30 +355,48 @@ class RunningProxy:
             status = 499
             raise
         finally:
+            if isinstance(connection, _ProxyRequestHandler):
+                connection.active -= 1
             ms = (time.monotonic() - started) * 1000
             line = f'{_utc_now()} {client} "{request.method} {path[:200]}" {status} {sent}B {ms:.0f}ms'
             self._log.append(f"{line} {note}".rstrip())
 
-    def _guard(self, request: web.BaseRequest, client: str) -> tuple[web.Response, str] | None:
+    def _guard(
+        self, request: web.BaseRequest, client: str, connection: object
+    ) -> tuple[web.Response, str] | None:
+        """The refusal for ``request``, or None to forward it (order: see the module docstring).
+
+        Every refusal of a request without the right token also closes its
+        connection, so unauthenticated clients cannot sit on connection slots
+        with keep-alive.
+        """
         cfg = self._config
         head = len(request.method) + len(request.raw_path) + 12
         head += sum(len(k) + len(v) + 4 for k, v in request.raw_headers)
         if head > cfg.max_header_bytes:
             return _plain(431, f"request headers exceed {cfg.max_header_bytes} bytes"), "header cap"
-        wait = self._limiter.take(client)
+        problem = self._bearer.check(request.headers.get("Authorization")) if self._bearer is not None else None
+        trusted = problem is None
+        probation = isinstance(connection, _ProxyRequestHandler) and connection.probation
+        if trusted and isinstance(connection, _ProxyRequestHandler):
+            connection.trusted = True
+        elif probation:
+            resp = _plain(503, "too many connections")
+            resp.headers["Retry-After"] = "1"
+            return _closing(resp), "over max_connections without the token"
+        wait = (self._limiter if trusted else self._anon_limiter).take(client)
         if wait:
             resp = _plain(429, "rate limit exceeded")
             resp.headers["Retry-After"] = RateLimiter.retry_after(wait)
-            return resp, "rate limited"
+            return (resp, "rate limited") if trusted else (_closing(resp), f"rate limited, auth {problem}")
         if not host_ok(request.headers.get("Host"), self._allowed):
-            return _plain(421, "this proxy does not serve that Host"), "host mismatch"
-        if self._bearer is not None:
-            problem = self._bearer.check(request.headers.get("Authorization"))
-            if problem is not None:
-                resp = _plain(401, "bearer token required")
-                challenge = CHALLENGE if problem == "missing" else f'{CHALLENGE}, error="invalid_token"'
-                resp.headers["WWW-Authenticate"] = challenge
-                return resp, f"auth {problem}"
+            resp = _plain(421, "this proxy does not serve that Host")
+            return (resp if trusted else _closing(resp)), "host mismatch"
+        if problem is not None:
+            resp = _plain(401, "bearer token required")
+            challenge = CHALLENGE if problem == "missing" else f'{CHALLENGE}, error="invalid_token"'
+            resp.headers["WWW-Authenticate"] = challenge
+            return _closing(resp), f"auth {problem}"
         if not request.raw_path.startswith("/"):
             return _plain(400, "only origin-form request targets are served"), "bad target"
         length = request.content_length
@@ -467,17 +534,48 @@ class RunningProxy:
 
 
 class _ProxyRequestHandler(RequestHandler):
-    """aiohttp's connection handler, plus connection accounting and 431 for over-long header lines."""
+    """aiohttp's connection handler, plus connection accounting and 431 for over-long header lines.
 
-    def __init__(self, manager: web.Server, *, on_lost: Callable[[], None], **kwargs: Any) -> None:
+    ``probation``: admitted over ``max_connections``; its first request must
+    carry the token, and its head must arrive within
+    ``PROBATION_HEAD_TIMEOUT``. ``trusted``: a request on it carried the
+    token. ``active``: requests in progress (such a connection is never
+    evicted).
+    """
+
+    def __init__(
+        self,
+        manager: web.Server,
+        *,
+        on_lost: Callable[[_ProxyRequestHandler], None],
+        probation: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(manager, **kwargs)
-        self._on_lost: Callable[[], None] | None = on_lost
+        self._on_lost: Callable[[_ProxyRequestHandler], None] | None = on_lost
+        self.probation = probation
+        self.trusted = False
+        self.active = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if self.probation:
+            self._head_timer = asyncio.get_running_loop().call_later(PROBATION_HEAD_TIMEOUT, self._head_overdue)
+
+    def _head_overdue(self) -> None:
+        self._head_timer = None
+        if not self.trusted and self.active == 0:
+            self.force_close()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         super().connection_lost(exc)
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
         if self._on_lost is not None:
             on_lost, self._on_lost = self._on_lost, None
-            on_lost()
+            on_lost(self)
 
     def handle_error(
         self,
@@ -533,6 +631,17 @@ class _Refuse503(asyncio.Protocol):
 
 def _plain(status: int, text: str) -> web.Response:
     return web.Response(status=status, text=f"{status}: {text}\n")
+
+
+def _closing(response: web.Response) -> web.Response:
+    """``response`` sent with ``Connection: close``: the connection ends after it."""
+    response.force_close()
+    return response
+
+
+def auth_reserve(max_connections: int) -> int:
+    """Connections kept beyond ``max_connections`` for clients that show the token (at least 2, a quarter more)."""
+    return max(2, max_connections // 4)
 
 
 def _copy_response_headers(source: Any, response: web.StreamResponse) -> None:

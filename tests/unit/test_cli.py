@@ -34,6 +34,9 @@ def guest(req: Request) -> Outcome:
         elif cmd == "out":
             name, _, data = rest.partition(" ")
             req.vfs.write_file("/out/" + name, data.encode())
+        elif cmd == "outhex":  # a name of any bytes, kept as the backends keep it (surrogateescape)
+            name, _, data = rest.partition(" ")
+            req.vfs.write_file("/out/" + bytes.fromhex(name).decode("utf-8", "surrogateescape"), data.encode())
         elif cmd == "flood":
             while True:
                 req.output.write_stdout(b"z" * 4096)
@@ -235,3 +238,69 @@ def test_options_after_the_file_are_ours_and_guest_args_follow(cli, tmp_path: Pa
     assert cli("run", str(prog), "a", "--out", str(out_dir), "--", "-b", "--out") == 0
     assert capfd.readouterr().out == "a -b --out\n"
     assert (out_dir / "r.txt").read_text() == "x"
+
+
+# -- issue #12: guest names that are not UTF-8 (item 6), limit flags that are not numbers (item 7) --------------
+
+
+def test_out_writes_a_non_utf8_name_byte_for_byte_and_every_other_file(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, capfd
+) -> None:
+    out = tmp_path / "out"
+    code = "outhex fffe2e747874 weird one\nouthex feff2e747874 weird two\nout ok.txt fine\n" \
+           "outhex 7375622f6e6573746564ff2e747874 deep\nprint done"
+    assert cli("run", "-e", code, "-l", "txt", "--out", str(out)) == 0
+    stdout, err = capfd.readouterr()
+    assert stdout == "done\n"
+    root = os.fsencode(out)
+    assert sorted(os.listdir(root)) == [b"ok.txt", b"sub", b"\xfe\xff.txt", b"\xff\xfe.txt"]
+
+    def read(*parts: bytes) -> bytes:
+        return Path(os.fsdecode(os.path.join(root, *parts))).read_bytes()
+
+    assert read(b"\xff\xfe.txt") == b"weird one"
+    assert read(b"\xfe\xff.txt") == b"weird two"
+    assert read(b"sub", b"nested\xff.txt") == b"deep"
+    assert (out / "ok.txt").read_text() == "fine"
+    assert "wrote 4 file(s)" in err
+    # the names are shown escaped, never as raw bytes or mojibake
+    assert "/out/\\xff\\xfe.txt is not a UTF-8 name" in err and "/out/sub/nested\\xff.txt" in err
+    err.encode("utf-8")  # nothing unencodable reached the terminal
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--timeout", "true"), ("--timeout", "nan"), ("--timeout", "1e3"), ("--cpu", ""), ("--mem", "yes"),
+     ("--mem", "1.5"), ("--max-output", "false"), ("--fs-quota", "-1"), ("--max-files", "true"),
+     ("--max-files", "1.5"), ("--max-files", "1_000"), ("--max-files", " 7")],
+)
+def test_limit_flags_refuse_what_is_not_a_number(  # type: ignore[no-untyped-def]
+    cli, backend: FakeBackend, capsys, flag: str, value: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli("run", "-e", "print ran", "-l", "txt", flag, value)
+    assert info.value.code == exitcodes.USAGE
+    assert f"argument {flag}:" in capsys.readouterr().err
+    assert backend.runs == []
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "field"),
+    [("--timeout", "0", "wall_time"), ("--timeout", "9" * 400, "wall_time"), ("--cpu", "9999999s", "cpu_time"),
+     ("--mem", "0", "memory"), ("--max-output", "0K", "max_output"), ("--max-files", "-3", "max_files"),
+     ("--max-files", "9" * 30, "max_files")],
+)
+def test_limit_flags_out_of_range_name_the_flag(  # type: ignore[no-untyped-def]
+    cli, backend: FakeBackend, capfd, *, flag: str, value: str, field: str
+) -> None:
+    assert cli("run", "-e", "print ran", "-l", "txt", flag, value) == exitcodes.SANDBOX_ERROR
+    out, err = capfd.readouterr()
+    assert f"{flag} ({field}):" in err and out == ""
+    assert backend.runs == []
+
+
+def test_max_files_takes_unlimited_like_the_other_limit_flags(cli, backend: FakeBackend) -> None:  # type: ignore[no-untyped-def]
+    from playground.core import UNLIMITED
+
+    assert cli("run", "-e", "print x", "-l", "txt", "--max-files", "unlimited", "--mem", "unlimited") == 0
+    assert backend.runs[-1].limits.max_files is UNLIMITED and backend.runs[-1].limits.memory is UNLIMITED

@@ -4,7 +4,11 @@ Run as ``python -m tests.integration.mcp.fake_server mcp [flags]`` from the
 repository root. The language ``fakelang`` (alias ``fl``) interprets one
 command per line: ``print TEXT``, ``eprint TEXT``, ``stdin``, ``args``,
 ``cat PATH``, ``out NAME TEXT``, ``outbin NAME HEX``, ``flood``,
-``sleep SECONDS``, ``exit N``. Sessions use the fake interpreter of
+``sleep SECONDS``, ``exit N``, and for guest-chosen bytes that are not
+UTF-8 (names decoded with surrogateescape, as the real backends do):
+``printhex HEX``, ``eprinthex HEX``, ``outhex NAMEHEX TEXT``,
+``quotahex NAMEHEX`` (a filesystem-quota stop whose message quotes the
+name) and ``failhex NAMEHEX`` (a sandbox error quoting it). Sessions use the fake interpreter of
 ``tests/fake_backend.py`` (``set K V``, ``get K``, ``sleep S``, ``die``).
 Everything else (CLI, server, tools, transport) is the real code.
 """
@@ -15,7 +19,17 @@ import asyncio
 import sys
 
 from playground.cli import main
-from playground.core import Capabilities, Outcome, Pack, Policy, Request, Sandbox, WasmSpec
+from playground.core import (
+    Capabilities,
+    FSQuotaExceeded,
+    Outcome,
+    Pack,
+    Policy,
+    Request,
+    Sandbox,
+    SandboxError,
+    WasmSpec,
+)
 from tests.fake_backend import FakeSessionBackend
 
 PACK = Pack(name="fakelang", aliases=("fl",), extensions=(".fl",), version="1.0",
@@ -42,6 +56,17 @@ async def guest(req: Request) -> Outcome:
         elif cmd == "outbin":
             name, _, data = rest.partition(" ")
             req.vfs.write_file("/out/" + name, bytes.fromhex(data))
+        elif cmd == "printhex":
+            req.output.write_stdout(bytes.fromhex(rest))
+        elif cmd == "eprinthex":
+            req.output.write_stderr(bytes.fromhex(rest))
+        elif cmd == "outhex":
+            name, _, data = rest.partition(" ")
+            req.vfs.write_file("/out/" + bytes.fromhex(name).decode("utf-8", "surrogateescape"), data.encode())
+        elif cmd == "quotahex":
+            raise FSQuotaExceeded(f"/out/{bytes.fromhex(rest).decode('utf-8', 'surrogateescape')} does not fit")
+        elif cmd == "failhex":
+            raise SandboxError(f"cannot use {bytes.fromhex(rest).decode('utf-8', 'surrogateescape')}")
         elif cmd == "flood":
             while True:
                 req.output.write_stdout(b"z" * 4096)
