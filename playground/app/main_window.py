@@ -37,6 +37,7 @@ from playground.app.repl_pane import ReplPane
 from playground.app.service_pane import ServicePane
 from playground.app.themes import LIGHT, THEMES, Theme, apply_theme
 from playground.core import DEFAULT_LIMITS, Diagnostic, Limits
+from playground.core.guest_text import escape
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +269,8 @@ class MainWindow(QMainWindow):
             add(paths)
 
     def _ask_save_out(self, name: str, save_out: Callable[[str, str], None]) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, f"Save /out/{name}", Path(name).name)
+        shown = escape(name)  # a guest-chosen name may hold bytes that are not UTF-8; Qt would drop them
+        path, _ = QFileDialog.getSaveFileName(self, f"Save /out/{shown}", Path(shown).name)
         if path:
             save_out(name, path)
 
