@@ -105,7 +105,7 @@ def render_pngs(svg: Path, targets: dict[int, Path]) -> None:
         painter = QPainter(image)
         renderer.render(painter)
         painter.end()
-        if not image.save(str(target), b"PNG"):
+        if not image.save(str(target)):  # the format follows the .png suffix
             raise OSError(f"could not write {target}")
 
 
