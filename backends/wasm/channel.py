@@ -13,7 +13,7 @@ is stopped: then the blocked read traps and the instance ends.
 
 Control (guest -> host): ``/.session/control``, a write-only pseudo-file
 in a session-only preopen (``/.session``, an empty read-only directory
-outside the session's VFS, fd 6). The driver opens it at start and writes
+outside the session's VFS, fd 4). The driver opens it at start and writes
 one line per eval: ``ok``, ``error`` or ``oom`` (the eval failed because
 memory ran out). It is neither stdin/stdout/stderr nor anything in the
 VFS, so guest *output* can never be read as control: stdout and stderr go
@@ -277,9 +277,9 @@ class SessionChannel:
             self._cond.notify_all()
 
     def attach(self, run: RunState) -> None:
-        """Install the ``/.session`` preopen in the run's descriptor table (fd 6, after /in /work /out)."""
+        """Install the ``/.session`` preopen in the run's descriptor table (fd 4, after the root ``/``)."""
         fd = run.fds.add(DirDesc(self.dir, self.dir, preopen_name=SESSION_DIR))
-        if fd != 6:
+        if fd != 4:
             log.warning("session preopen landed on fd %d", fd)
 
     def end(self, result: EvalEnd) -> None:

@@ -1,11 +1,24 @@
-"""The guest's file-descriptor table: stdio, preopened directories, open files.
+"""The guest's file-descriptor table: stdio, the preopened root, open files and directories.
 
 Descriptor numbers follow WASI convention: 0-2 are stdin, stdout, stderr;
-3, 4 and 5 are the preopened ``/in``, ``/work`` and ``/out`` (a REPL
-session adds ``/.session`` as 6, see ``channel``). A directory
-descriptor carries a *floor*: the directory ``..`` may never climb above
-(the preopen itself, or the opened directory), so a capability never
-grants more than the tree it was opened on.
+3 is the one preopen, ``/``: the VFS root, with ``/in``, ``/work``,
+``/out`` and ``/tmp`` in it (a REPL session adds ``/.session`` as 4, see
+``channel``). wasi-libc resolves every absolute path against the longest
+matching preopen name, so ``/work/x`` and ``/in/x`` reach the same nodes
+as before, and ``..`` inside a path is resolved by the VFS, not refused by
+the libc.
+
+A directory descriptor carries a *floor* (see ``fspath``): the root
+preopen has none (``/..`` is ``/``, as on Linux); a directory opened
+through ``path_open`` is its own floor, so that descriptor is a
+capability for its subtree only (``..`` above it, or an absolute link
+target, is EPERM), as WASI defines.
+
+Rights (WASI preview1): every descriptor has base rights (what it may do)
+and inheriting rights (the most a descriptor opened through it may get).
+``get``/``file``/``dir`` check the rights a call needs and raise
+ENOTCAPABLE when one is missing; ``fd_fdstat_set_rights`` may only drop
+rights. The root gets ``RIGHTS_DIR`` and inherits ``RIGHTS_INHERITING``.
 
 The table is where descriptors begin and end, so it is what tells the
 VFS that a descriptor reaches a node (``VFS.retain`` in ``add``) and
@@ -28,7 +41,9 @@ from playground.core.vfs import VFS, Dir, File, Node
 
 #: Guest fds above this are refused with EMFILE (a guest cannot exhaust host memory with fds).
 MAX_FDS: Final = 1024
-PREOPENS: Final = ((3, "/in", "in"), (4, "/work", "work"), (5, "/out", "out"))
+#: The descriptor and the preopen name of the VFS root.
+ROOT_FD: Final = 3
+ROOT_NAME: Final = "/"
 
 
 class StdStream(enum.Enum):
@@ -43,10 +58,14 @@ class StdStream(enum.Enum):
 class StdioDesc:
     stream: StdStream
     flags: int = 0
+    rights: int = abi.RIGHTS_STDIO
+    inheriting: int = 0
 
 
 @dataclass(slots=True)
 class FileDesc:
+    """An open regular file. ``readable``/``writable`` are the access mode; ``rights`` bound them further."""
+
     file: File
     readable: bool
     writable: bool
@@ -58,19 +77,21 @@ class FileDesc:
 
 @dataclass(slots=True)
 class DirDesc:
+    """An open directory. ``floor`` None: the whole tree (the root preopen); else ``..`` stops there."""
+
     dir: Dir
-    floor: Dir
+    floor: Dir | None
     preopen_name: str | None = None
     flags: int = 0
     rights: int = abi.RIGHTS_DIR
-    inheriting: int = abi.RIGHTS_DIR | abi.RIGHTS_FILE
+    inheriting: int = abi.RIGHTS_INHERITING
 
 
 Desc = StdioDesc | FileDesc | DirDesc
 
 
 class BadFd(Exception):
-    """The descriptor is not open (EBADF) or is of the wrong kind (errno given)."""
+    """The descriptor is not open (EBADF), of the wrong kind, or lacks a right (ENOTCAPABLE)."""
 
     def __init__(self, errno: int = abi.EBADF) -> None:
         super().__init__(errno)
@@ -78,7 +99,7 @@ class BadFd(Exception):
 
 
 class FdTable:
-    """Descriptor number -> open description, with the standard preopens installed."""
+    """Descriptor number -> open description, with stdio and the root preopen installed."""
 
     __slots__ = ("_fds", "_vfs")
 
@@ -89,29 +110,36 @@ class FdTable:
             1: StdioDesc(StdStream.STDOUT),
             2: StdioDesc(StdStream.STDERR),
         }
-        for fd, name, key in PREOPENS:
-            node = vfs.root.children[key]
-            assert isinstance(node, Dir)
-            vfs.retain(node)
-            self._fds[fd] = DirDesc(node, node, preopen_name=name)
+        vfs.retain(vfs.root)
+        self._fds[ROOT_FD] = DirDesc(vfs.root, None, preopen_name=ROOT_NAME)
 
-    def get(self, fd: int) -> Desc:
+    def get(self, fd: int, rights: int = 0) -> Desc:
+        """The open description ``fd``, which must hold ``rights``.
+
+        Raises:
+            BadFd: EBADF (not open), ENOTCAPABLE (a right is missing).
+        """
         desc = self._fds.get(fd)
         if desc is None:
             raise BadFd()
+        require(desc, rights)
         return desc
 
-    def file(self, fd: int) -> FileDesc:
+    def file(self, fd: int, rights: int = 0) -> FileDesc:
+        """The open regular file ``fd`` with ``rights``; EISDIR/ESPIPE for another kind, then ENOTCAPABLE."""
         desc = self.get(fd)
-        if isinstance(desc, FileDesc):
-            return desc
-        raise BadFd(abi.EISDIR if isinstance(desc, DirDesc) else abi.ESPIPE)
+        if not isinstance(desc, FileDesc):
+            raise BadFd(abi.EISDIR if isinstance(desc, DirDesc) else abi.ESPIPE)
+        require(desc, rights)
+        return desc
 
-    def dir(self, fd: int) -> DirDesc:
+    def dir(self, fd: int, rights: int = 0) -> DirDesc:
+        """The open directory ``fd`` with ``rights``; ENOTDIR for another kind, then ENOTCAPABLE."""
         desc = self.get(fd)
-        if isinstance(desc, DirDesc):
-            return desc
-        raise BadFd(abi.ENOTDIR)
+        if not isinstance(desc, DirDesc):
+            raise BadFd(abi.ENOTDIR)
+        require(desc, rights)
+        return desc
 
     def add(self, desc: Desc) -> int:
         """Install ``desc`` at the lowest free number; its node stays charged while it is open.
@@ -159,6 +187,12 @@ class FdTable:
         node = _node(desc)
         if node is not None:
             self._vfs.release(node)
+
+
+def require(desc: Desc, rights: int) -> None:
+    """Raise ``BadFd(ENOTCAPABLE)`` unless ``desc`` holds every right in ``rights``."""
+    if rights & ~desc.rights:
+        raise BadFd(abi.ENOTCAPABLE)
 
 
 def _node(desc: Desc) -> Node | None:

@@ -92,7 +92,7 @@ class Launch:
     wall_limit: float | None
     cpu_limit: float | None
     extra: Mapping[str, str] = field(default_factory=dict)
-    #: A REPL session's stdin/control channel (its own preopen at fd 6); None for a one-shot run.
+    #: A REPL session's stdin/control channel (its own preopen at fd 4); None for a one-shot run.
     session: SessionChannel | None = None
 
 

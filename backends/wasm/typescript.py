@@ -32,7 +32,7 @@ from backends.wasm.state import RunControl, RunState
 from backends.wasm.transforms import TransformError
 from playground.core.errors import MemoryLimitExceeded
 from playground.core.output import OutputCapture
-from playground.core.vfs import VFS
+from playground.core.vfs import VFS, Layout
 
 FLAG_SOURCE_TS: Final = 1
 FLAG_STRIP_TYPESCRIPT: Final = 1 << 8
@@ -99,7 +99,7 @@ class TypeScriptTransformer:
         control = RunControl(wall_limit=TIME_LIMIT, cpu_limit=TIME_LIMIT)
         state = RunState(
             control=control,
-            vfs=VFS(fs_quota=0, max_files=3),
+            vfs=VFS(fs_quota=0, max_files=0, layout=Layout.CALLER_ROOT),  # an empty root where nothing fits
             output=OutputCapture(64 << 10),
             stdin=b"",
             args=(),

@@ -4,7 +4,9 @@
 Every function here is a host function (see ``hostcall``): it returns a
 WASI errno and raises only to stop the guest. The guest sees exactly the
 run's argv and environment; nothing comes from the host process. There
-is no network: every ``sock_*`` call is refused with ENOTSUP.
+is no network and so no socket: every ``sock_*`` call on an open
+descriptor is ENOTSOCK, on a closed one EBADF (what preview1 asks of a
+descriptor that is not a socket).
 
 ``poll_oneoff`` never blocks past the run's wall deadline or a
 cancellation: it sleeps on the run's wakeup event, and a read on stdin is
@@ -130,11 +132,18 @@ def sched_yield(run: RunState) -> int:
 
 
 def _fd_ready(run: RunState, fd: int, event_type: int) -> tuple[int, int]:
-    """(errno, nbytes) for an fd subscription; every descriptor here is always ready."""
+    """(errno, nbytes) for an fd subscription; every descriptor here is always ready.
+
+    Rights: ``POLL_FD_READWRITE``, or ``FD_READ`` for a read and ``FD_WRITE``
+    for a write subscription (WASI preview1 ``rights``).
+    """
     try:
         desc = run.fds.get(fd)
     except Exception:
         return abi.EBADF, 0
+    direct = abi.RIGHT_FD_READ if event_type == abi.EVENTTYPE_FD_READ else abi.RIGHT_FD_WRITE
+    if not desc.rights & (abi.RIGHT_POLL_FD_READWRITE | direct):
+        return abi.ENOTCAPABLE, 0
     if event_type == abi.EVENTTYPE_FD_READ:
         if isinstance(desc, StdioDesc) and desc.stream is StdStream.STDIN:
             return abi.SUCCESS, len(run.stdin) - run.stdin_pos
@@ -202,21 +211,27 @@ def poll_oneoff(run: RunState, in_ptr: int, out_ptr: int, nsubs: int, nevents_pt
     return abi.SUCCESS
 
 
+def _not_a_socket(run: RunState, fd: int) -> int:
+    """EBADF for a closed descriptor (``get`` raises it), else ENOTSOCK: no descriptor here is a socket."""
+    run.fds.get(fd)
+    return abi.ENOTSOCK
+
+
 @_wasi(FUNCTIONS, "iii")
 def sock_accept(run: RunState, fd: int, flags: int, fd_ptr: int) -> int:
-    return abi.ENOTSUP
+    return _not_a_socket(run, fd)
 
 
 @_wasi(FUNCTIONS, "iiiiii")
 def sock_recv(run: RunState, fd: int, iovs: int, iovs_len: int, flags: int, nread_ptr: int, oflags_ptr: int) -> int:
-    return abi.ENOTSUP
+    return _not_a_socket(run, fd)
 
 
 @_wasi(FUNCTIONS, "iiiii")
 def sock_send(run: RunState, fd: int, iovs: int, iovs_len: int, flags: int, nwritten_ptr: int) -> int:
-    return abi.ENOTSUP
+    return _not_a_socket(run, fd)
 
 
 @_wasi(FUNCTIONS, "ii")
 def sock_shutdown(run: RunState, fd: int, how: int) -> int:
-    return abi.ENOTSUP
+    return _not_a_socket(run, fd)

@@ -1,15 +1,15 @@
 # ruff: noqa: PLR0917 - host functions take the WASI ABI's positional parameters as they are
-"""WASI preview1 descriptors and paths (``fd_*``, ``path_*``) over the in-memory VFS.
+"""WASI preview1 descriptor calls (``fd_*``) over the in-memory VFS; ``wasi_path`` has the ``path_*`` calls.
 
 Guarantees:
 
-* Paths are resolved by the VFS relative to a directory descriptor, with
-  ``..`` clamped at that descriptor's floor (EPERM on escape). Absolute
-  paths are not capabilities and are refused with EPERM. There are no
-  symlinks: ``path_readlink`` is EINVAL, ``path_symlink`` ENOTSUP,
-  ``path_link`` EPERM.
-* ``/in`` is read-only: creating, opening for write, truncating, renaming
-  or removing there fails with EROFS.
+* Every call checks the rights it needs on its descriptor before doing
+  anything (WASI preview1: ``fd_read`` needs ``FD_READ``, ``fd_pread``
+  ``FD_READ`` and ``FD_SEEK``, ``fd_tell`` ``FD_TELL`` or ``FD_SEEK``, ...)
+  and returns ENOTCAPABLE when one is missing; a descriptor of the wrong
+  kind gets the POSIX errno first (EISDIR, ESPIPE, ENOTDIR).
+  ``fd_fdstat_set_rights`` can only drop rights.
+* ``/in`` is read-only: a file there cannot be opened for writing (EROFS).
 * Quotas are the VFS's: a write or create past ``fs_quota``/``max_files``
   returns EDQUOT and changes nothing; the VFS remembers it (``quota_hit``)
   and the core reports ``FSQuotaExceeded`` after the run. File bytes change
@@ -32,11 +32,11 @@ import time
 from typing import Final
 
 from backends.wasm import abi
-from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream
+from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream, require
 from backends.wasm.hostcall import HostFunction, WasiError, host_function
 from backends.wasm.state import RunState
 from playground.core.output import Stream
-from playground.core.vfs import Dir, File, Node
+from playground.core.vfs import Dir, File, Node, Symlink
 
 FUNCTIONS: list[HostFunction] = []
 _wasi = host_function
@@ -59,21 +59,26 @@ def _iovecs(run: RunState, ptr: int, count: int) -> list[tuple[int, int]]:
     return vecs
 
 
-def _filetype(node: Node) -> int:
-    return abi.FILETYPE_DIRECTORY if isinstance(node, Dir) else abi.FILETYPE_REGULAR_FILE
+def filetype(node: Node) -> int:
+    if isinstance(node, Dir):
+        return abi.FILETYPE_DIRECTORY
+    if isinstance(node, Symlink):
+        return abi.FILETYPE_SYMBOLIC_LINK
+    return abi.FILETYPE_REGULAR_FILE
 
 
-def _write_filestat(run: RunState, ptr: int, node: Node | None) -> None:
+def write_filestat(run: RunState, ptr: int, node: Node | None) -> None:
+    """Store ``node``'s filestat at ``ptr`` (None: a stdio stream)."""
     if node is None:  # stdio
         run.memory.pack(abi.FILESTAT, ptr, 0, 0, abi.FILETYPE_UNKNOWN, 1, 0, 0, 0, 0)
         return
-    size = node.size if isinstance(node, File) else 0
+    size = node.size if isinstance(node, (File, Symlink)) else 0
     run.memory.pack(
-        abi.FILESTAT, ptr, 1, node.ino, _filetype(node), 1, size, node.atime_ns, node.mtime_ns, node.ctime_ns
+        abi.FILESTAT, ptr, 1, node.ino, filetype(node), 1, size, node.atime_ns, node.mtime_ns, node.ctime_ns
     )
 
 
-def _set_times(node: Node, atim: int, mtim: int, flags: int) -> int:
+def set_times(node: Node, atim: int, mtim: int, flags: int) -> int:
     if (flags & abi.FSTFLAGS_ATIM and flags & abi.FSTFLAGS_ATIM_NOW) or (
         flags & abi.FSTFLAGS_MTIM and flags & abi.FSTFLAGS_MTIM_NOW
     ):
@@ -90,37 +95,6 @@ def _set_times(node: Node, atim: int, mtim: int, flags: int) -> int:
     elif flags & abi.FSTFLAGS_MTIM:
         node.mtime_ns = mtim & _I64_MAX
     return abi.SUCCESS
-
-
-def _path(run: RunState, fd: int, ptr: int, length: int) -> tuple[DirDesc, Dir, str | None, bool]:
-    """Resolve a guest path to (descriptor, parent dir, last name or None, trailing slash)."""
-    desc = run.fds.dir(fd)
-    path = run.memory.read_str(ptr, length)
-    if not path:
-        raise WasiError(abi.ENOENT)
-    if path.startswith("/"):
-        raise WasiError(abi.EPERM)
-    parent, name = run.vfs.walk_parent(desc.dir, path, floor=desc.floor)
-    return desc, parent, name, path.endswith("/")
-
-
-def _lookup(run: RunState, fd: int, ptr: int, length: int) -> Node:
-    _, parent, name, slash = _path(run, fd, ptr, length)
-    if name is None:
-        return parent
-    node = parent.children.get(name)
-    if node is None:
-        raise WasiError(abi.ENOENT)
-    if slash and not isinstance(node, Dir):
-        raise WasiError(abi.ENOTDIR)
-    return node
-
-
-def _named(run: RunState, fd: int, ptr: int, length: int) -> tuple[Dir, str]:
-    _, parent, name, _slash = _path(run, fd, ptr, length)
-    if name is None:
-        raise WasiError(abi.EBUSY)
-    return parent, name
 
 
 # -- reading and writing ---------------------------------------------------------------
@@ -145,6 +119,9 @@ def _read_into(run: RunState, data: bytes | bytearray, start: int, vecs: list[tu
 def fd_read(run: RunState, fd: int, iovs: int, iovs_len: int, nread_ptr: int) -> int:
     run.memory.check(nread_ptr, 4)  # fail before any side effect
     desc = run.fds.get(fd)
+    if isinstance(desc, DirDesc):
+        return abi.EISDIR
+    require(desc, abi.RIGHT_FD_READ)
     vecs = _iovecs(run, iovs, iovs_len)
     if isinstance(desc, StdioDesc):
         if desc.stream is not StdStream.STDIN:
@@ -168,7 +145,7 @@ def fd_read(run: RunState, fd: int, iovs: int, iovs_len: int, nread_ptr: int) ->
 @_wasi(FUNCTIONS, "iiiIi")
 def fd_pread(run: RunState, fd: int, iovs: int, iovs_len: int, offset: int, nread_ptr: int) -> int:
     run.memory.check(nread_ptr, 4)  # fail before any side effect
-    desc = run.fds.file(fd)
+    desc = run.fds.file(fd, abi.RIGHT_FD_READ | abi.RIGHT_FD_SEEK)
     if not desc.readable:
         return abi.EBADF
     if offset < 0:
@@ -195,6 +172,9 @@ def _write_file(run: RunState, desc: FileDesc, offset: int, vecs: list[tuple[int
 def fd_write(run: RunState, fd: int, iovs: int, iovs_len: int, nwritten_ptr: int) -> int:
     run.memory.check(nwritten_ptr, 4)  # fail before any side effect
     desc = run.fds.get(fd)
+    if isinstance(desc, DirDesc):
+        return abi.EISDIR
+    require(desc, abi.RIGHT_FD_WRITE)
     vecs = _iovecs(run, iovs, iovs_len)
     if isinstance(desc, StdioDesc):
         stream = _OUTPUT_STREAM.get(desc.stream)
@@ -225,7 +205,7 @@ def fd_write(run: RunState, fd: int, iovs: int, iovs_len: int, nwritten_ptr: int
 @_wasi(FUNCTIONS, "iiiIi")
 def fd_pwrite(run: RunState, fd: int, iovs: int, iovs_len: int, offset: int, nwritten_ptr: int) -> int:
     run.memory.check(nwritten_ptr, 4)  # fail before any side effect
-    desc = run.fds.file(fd)
+    desc = run.fds.file(fd, abi.RIGHT_FD_WRITE | abi.RIGHT_FD_SEEK)
     if not desc.writable:
         return abi.EBADF
     if offset < 0:
@@ -238,6 +218,10 @@ def fd_pwrite(run: RunState, fd: int, iovs: int, iovs_len: int, offset: int, nwr
 @_wasi(FUNCTIONS, "iIii")
 def fd_seek(run: RunState, fd: int, offset: int, whence: int, newoffset_ptr: int) -> int:
     desc = run.fds.file(fd)
+    if offset == 0 and whence == abi.WHENCE_CUR:
+        _tell_right(desc)  # a seek that only asks where it is: fd_tell's right is enough
+    else:
+        require(desc, abi.RIGHT_FD_SEEK)
     if whence == abi.WHENCE_SET:
         pos = offset
     elif whence == abi.WHENCE_CUR:
@@ -257,8 +241,16 @@ def fd_seek(run: RunState, fd: int, offset: int, whence: int, newoffset_ptr: int
 
 @_wasi(FUNCTIONS, "ii")
 def fd_tell(run: RunState, fd: int, offset_ptr: int) -> int:
-    run.memory.pack(abi.U64, offset_ptr, run.fds.file(fd).pos)
+    desc = run.fds.file(fd)
+    _tell_right(desc)
+    run.memory.pack(abi.U64, offset_ptr, desc.pos)
     return abi.SUCCESS
+
+
+def _tell_right(desc: FileDesc) -> None:
+    """``FD_SEEK`` implies ``FD_TELL`` (WASI preview1 ``rights``)."""
+    if not desc.rights & (abi.RIGHT_FD_TELL | abi.RIGHT_FD_SEEK):
+        raise WasiError(abi.ENOTCAPABLE)
 
 
 # -- descriptor management -------------------------------------------------------------
@@ -278,19 +270,19 @@ def fd_renumber(run: RunState, fd: int, to: int) -> int:
 
 @_wasi(FUNCTIONS, "i")
 def fd_sync(run: RunState, fd: int) -> int:
-    run.fds.get(fd)
+    run.fds.get(fd, abi.RIGHT_FD_SYNC)
     return abi.SUCCESS
 
 
 @_wasi(FUNCTIONS, "i")
 def fd_datasync(run: RunState, fd: int) -> int:
-    run.fds.get(fd)
+    run.fds.get(fd, abi.RIGHT_FD_DATASYNC)
     return abi.SUCCESS
 
 
 @_wasi(FUNCTIONS, "iIIi")
 def fd_advise(run: RunState, fd: int, offset: int, length: int, advice: int) -> int:
-    run.fds.file(fd)
+    run.fds.file(fd, abi.RIGHT_FD_ADVISE)
     if advice > 5 or offset < 0 or length < 0:
         return abi.EINVAL
     return abi.SUCCESS
@@ -298,7 +290,7 @@ def fd_advise(run: RunState, fd: int, offset: int, length: int, advice: int) -> 
 
 @_wasi(FUNCTIONS, "iII")
 def fd_allocate(run: RunState, fd: int, offset: int, length: int) -> int:
-    desc = run.fds.file(fd)
+    desc = run.fds.file(fd, abi.RIGHT_FD_ALLOCATE)
     if not desc.writable:
         return abi.EBADF
     if offset < 0 or length <= 0:
@@ -316,8 +308,7 @@ def fd_fdstat_get(run: RunState, fd: int, ptr: int) -> int:
     desc = run.fds.get(fd)
     if isinstance(desc, StdioDesc):
         # Not a character device: stdio is a captured pipe, so guests buffer it (see notes: flush trap).
-        rights = abi.RIGHTS_STDIO
-        run.memory.pack(abi.FDSTAT, ptr, abi.FILETYPE_UNKNOWN, desc.flags, rights, 0)
+        run.memory.pack(abi.FDSTAT, ptr, abi.FILETYPE_UNKNOWN, desc.flags, desc.rights, desc.inheriting)
     elif isinstance(desc, FileDesc):
         run.memory.pack(abi.FDSTAT, ptr, abi.FILETYPE_REGULAR_FILE, desc.flags, desc.rights, desc.inheriting)
     else:
@@ -327,7 +318,7 @@ def fd_fdstat_get(run: RunState, fd: int, ptr: int) -> int:
 
 @_wasi(FUNCTIONS, "ii")
 def fd_fdstat_set_flags(run: RunState, fd: int, flags: int) -> int:
-    desc = run.fds.get(fd)
+    desc = run.fds.get(fd, abi.RIGHT_FD_FDSTAT_SET_FLAGS)
     if flags & ~(abi.FDFLAGS_APPEND | abi.FDFLAGS_NONBLOCK | abi.FDFLAGS_DSYNC | abi.FDFLAGS_RSYNC | abi.FDFLAGS_SYNC):
         return abi.EINVAL
     desc.flags = flags
@@ -337,10 +328,8 @@ def fd_fdstat_set_flags(run: RunState, fd: int, flags: int) -> int:
 @_wasi(FUNCTIONS, "iII")
 def fd_fdstat_set_rights(run: RunState, fd: int, base: int, inheriting: int) -> int:
     desc = run.fds.get(fd)
-    if isinstance(desc, StdioDesc):
-        return abi.SUCCESS
     if base & ~desc.rights or inheriting & ~desc.inheriting:
-        return abi.ENOTCAPABLE
+        return abi.ENOTCAPABLE  # rights can only be dropped
     desc.rights, desc.inheriting = base, inheriting
     if isinstance(desc, FileDesc):
         desc.readable = desc.readable and bool(base & abi.RIGHT_FD_READ)
@@ -350,17 +339,17 @@ def fd_fdstat_set_rights(run: RunState, fd: int, base: int, inheriting: int) -> 
 
 @_wasi(FUNCTIONS, "ii")
 def fd_filestat_get(run: RunState, fd: int, ptr: int) -> int:
-    desc = run.fds.get(fd)
+    desc = run.fds.get(fd, abi.RIGHT_FD_FILESTAT_GET)
     if isinstance(desc, StdioDesc):
-        _write_filestat(run, ptr, None)
+        write_filestat(run, ptr, None)
     else:
-        _write_filestat(run, ptr, desc.file if isinstance(desc, FileDesc) else desc.dir)
+        write_filestat(run, ptr, desc.file if isinstance(desc, FileDesc) else desc.dir)
     return abi.SUCCESS
 
 
 @_wasi(FUNCTIONS, "iI")
 def fd_filestat_set_size(run: RunState, fd: int, size: int) -> int:
-    desc = run.fds.file(fd)
+    desc = run.fds.file(fd, abi.RIGHT_FD_FILESTAT_SET_SIZE)
     if not desc.writable:
         return abi.EBADF
     if size < 0:
@@ -373,10 +362,10 @@ def fd_filestat_set_size(run: RunState, fd: int, size: int) -> int:
 
 @_wasi(FUNCTIONS, "iIIi")
 def fd_filestat_set_times(run: RunState, fd: int, atim: int, mtim: int, flags: int) -> int:
-    desc = run.fds.get(fd)
+    desc = run.fds.get(fd, abi.RIGHT_FD_FILESTAT_SET_TIMES)
     if isinstance(desc, StdioDesc):
         return abi.EBADF
-    return _set_times(desc.file if isinstance(desc, FileDesc) else desc.dir, atim, mtim, flags)
+    return set_times(desc.file if isinstance(desc, FileDesc) else desc.dir, atim, mtim, flags)
 
 
 @_wasi(FUNCTIONS, "ii")
@@ -402,7 +391,7 @@ def fd_prestat_dir_name(run: RunState, fd: int, path_ptr: int, length: int) -> i
 
 @_wasi(FUNCTIONS, "iiiIi")
 def fd_readdir(run: RunState, fd: int, buf: int, buf_len: int, cookie: int, bufused_ptr: int) -> int:
-    desc = run.fds.dir(fd)
+    desc = run.fds.dir(fd, abi.RIGHT_FD_READDIR)
     memory = run.memory
     memory.check(buf, buf_len)
     directory = desc.dir
@@ -416,129 +405,8 @@ def fd_readdir(run: RunState, fd: int, buf: int, buf_len: int, cookie: int, bufu
             break
         name, node = entries[index]
         raw = name.encode("utf-8", "surrogateescape")
-        out += abi.DIRENT.pack(index + 1, node.ino, len(raw), _filetype(node)) + raw
+        out += abi.DIRENT.pack(index + 1, node.ino, len(raw), filetype(node)) + raw
     data = bytes(out[:buf_len])
     memory.write(buf, data)
     memory.pack(abi.U32, bufused_ptr, len(data))
     return abi.SUCCESS
-
-
-# -- paths ---------------------------------------------------------------------------
-
-
-@_wasi(FUNCTIONS, "iiiiiIIii")
-def path_open(
-    run: RunState,
-    fd: int,
-    dirflags: int,
-    path_ptr: int,
-    path_len: int,
-    oflags: int,
-    rights_base: int,
-    rights_inheriting: int,
-    fdflags: int,
-    fd_ptr: int,
-) -> int:
-    run.memory.check(fd_ptr, 4)
-    _, parent, name, slash = _path(run, fd, path_ptr, path_len)
-    if run.session is not None and parent is run.session.dir and name is not None:
-        run.memory.pack(abi.U32, fd_ptr, run.session.open_control(run, name, oflags, slash))
-        return abi.SUCCESS
-    vfs = run.vfs
-    node: Node | None = parent if name is None else parent.children.get(name)
-    if oflags & abi.OFLAGS_CREAT:
-        if node is not None and oflags & abi.OFLAGS_EXCL:
-            return abi.EEXIST
-        if node is None:
-            if oflags & abi.OFLAGS_DIRECTORY or slash:
-                return abi.EISDIR
-            assert name is not None
-            node = vfs.create_file(parent, name, exclusive=bool(oflags & abi.OFLAGS_EXCL))
-    if node is None:
-        return abi.ENOENT
-    if (oflags & abi.OFLAGS_DIRECTORY or slash) and not isinstance(node, Dir):
-        return abi.ENOTDIR
-    wants_write = bool(rights_base & abi.RIGHTS_WRITE) or bool(oflags & abi.OFLAGS_TRUNC)
-    if isinstance(node, Dir):
-        if rights_base & abi.RIGHT_FD_WRITE or oflags & abi.OFLAGS_TRUNC:
-            return abi.EISDIR
-        new_fd = run.fds.add(DirDesc(node, node, flags=fdflags))
-    else:
-        assert isinstance(node, File)
-        if wants_write and node.readonly:
-            return abi.EROFS
-        if oflags & abi.OFLAGS_TRUNC:
-            vfs.truncate(node, 0)
-        readable = bool(rights_base & abi.RIGHT_FD_READ) or not wants_write
-        writable = bool(rights_base & abi.RIGHT_FD_WRITE)
-        rights = rights_base & abi.RIGHTS_FILE
-        new_fd = run.fds.add(FileDesc(node, readable, writable, flags=fdflags, rights=rights))
-    run.memory.pack(abi.U32, fd_ptr, new_fd)
-    return abi.SUCCESS
-
-
-@_wasi(FUNCTIONS, "iii")
-def path_create_directory(run: RunState, fd: int, path_ptr: int, path_len: int) -> int:
-    _, parent, name, _slash = _path(run, fd, path_ptr, path_len)
-    if name is None:
-        return abi.EEXIST
-    run.vfs.mkdir(parent, name)
-    return abi.SUCCESS
-
-
-@_wasi(FUNCTIONS, "iii")
-def path_remove_directory(run: RunState, fd: int, path_ptr: int, path_len: int) -> int:
-    parent, name = _named(run, fd, path_ptr, path_len)
-    run.vfs.rmdir(parent, name)
-    return abi.SUCCESS
-
-
-@_wasi(FUNCTIONS, "iii")
-def path_unlink_file(run: RunState, fd: int, path_ptr: int, path_len: int) -> int:
-    _, parent, name, slash = _path(run, fd, path_ptr, path_len)
-    if name is None:
-        return abi.EISDIR
-    if slash and isinstance(parent.children.get(name), File):
-        return abi.ENOTDIR
-    run.vfs.unlink(parent, name)
-    return abi.SUCCESS
-
-
-@_wasi(FUNCTIONS, "iiiiii")
-def path_rename(run: RunState, fd: int, old_ptr: int, old_len: int, new_fd: int, new_ptr: int, new_len: int) -> int:
-    src_parent, src_name = _named(run, fd, old_ptr, old_len)
-    dst_parent, dst_name = _named(run, new_fd, new_ptr, new_len)
-    run.vfs.rename(src_parent, src_name, dst_parent, dst_name)
-    return abi.SUCCESS
-
-
-@_wasi(FUNCTIONS, "iiiii")
-def path_filestat_get(run: RunState, fd: int, flags: int, path_ptr: int, path_len: int, buf: int) -> int:
-    run.memory.check(buf, abi.FILESTAT.size)
-    _write_filestat(run, buf, _lookup(run, fd, path_ptr, path_len))
-    return abi.SUCCESS
-
-
-@_wasi(FUNCTIONS, "iiiiIIi")
-def path_filestat_set_times(
-    run: RunState, fd: int, flags: int, path_ptr: int, path_len: int, atim: int, mtim: int, fst_flags: int
-) -> int:
-    return _set_times(_lookup(run, fd, path_ptr, path_len), atim, mtim, fst_flags)
-
-
-@_wasi(FUNCTIONS, "iiiiii")
-def path_readlink(run: RunState, fd: int, path_ptr: int, path_len: int, buf: int, buf_len: int, used_ptr: int) -> int:
-    _lookup(run, fd, path_ptr, path_len)
-    return abi.EINVAL  # there are no symlinks
-
-
-@_wasi(FUNCTIONS, "iiiii")
-def path_symlink(run: RunState, old_ptr: int, old_len: int, fd: int, new_ptr: int, new_len: int) -> int:
-    return abi.ENOTSUP
-
-
-@_wasi(FUNCTIONS, "iiiiiii")
-def path_link(
-    run: RunState, old_fd: int, old_flags: int, old_ptr: int, old_len: int, new_fd: int, new_ptr: int, new_len: int
-) -> int:
-    return abi.EPERM

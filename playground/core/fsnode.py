@@ -1,4 +1,4 @@
-"""The nodes of the in-memory filesystem (``vfs``): files, directories and their lifetime counts.
+"""The nodes of the in-memory filesystem (``vfs``): files, directories, symbolic links and their lifetime counts.
 
 Why they look like this:
 
@@ -12,6 +12,10 @@ Why they look like this:
   of content or size goes through the owning ``VFS`` (``write``,
   ``truncate``), whose one ``_resize`` charges the size delta first. So no
   code path can grow a file behind the accountant's back.
+* A ``Symlink`` holds a target string and nothing else; only the VFS
+  resolves it (``fspath``), against the VFS's own root, so no link can
+  ever name a host path. It is immutable once made, so its charge (one
+  node, its target's length in bytes) never changes.
 * ``owner`` is the ``VFS`` that charged the node, or None for a node no
   quota covers (a host-made node such as a session's control directory, or
   a node already freed). Such a node can never be written by a guest.
@@ -36,7 +40,7 @@ class VFSError(OSError):
 
 
 class Node:
-    """A file or directory. ``readonly`` nodes refuse every change by the guest."""
+    """A file, directory or symbolic link. ``readonly`` nodes refuse every change by the guest."""
 
     __slots__ = ("atime_ns", "ctime_ns", "ino", "links", "mtime_ns", "opens", "owner", "readonly")
 
@@ -92,3 +96,18 @@ class Dir(Node):
         super().__init__(ino, readonly)
         self.children: dict[str, Node] = {}
         self.parent: Dir = parent if parent is not None else self
+
+
+class Symlink(Node):
+    """A symbolic link. ``target`` is guest text, resolved only inside the VFS (see ``fspath``)."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, ino: int, readonly: bool, target: str) -> None:
+        super().__init__(ino, readonly)
+        self.target = target
+
+    @property
+    def size(self) -> int:
+        """Bytes of the target (what ``stat`` reports and the quota charges)."""
+        return len(self.target.encode("utf-8", "surrogateescape"))

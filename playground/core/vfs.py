@@ -1,13 +1,24 @@
-"""The in-memory filesystem every guest sees: ``/in`` (read-only), ``/work``, ``/out``.
+"""The in-memory filesystem every guest sees: one tree rooted at ``/``.
+
+The standard layout (``Layout.STANDARD``) is a read-only root holding
+``/in`` (read-only: the caller's inputs), ``/work`` (the program, the
+caller's work files, the working directory), ``/out`` (collected after
+the run) and ``/tmp``. ``Layout.CALLER_ROOT`` is a writable root holding
+whatever the caller placed there (the WASI test suite's model: a
+directory given to the guest as ``/``); only ``/in``, if the caller has
+inputs, stays read-only.
 
 Why it is built this way:
 
 * Nothing here touches the host filesystem; a backend presents this tree
   to the guest (the Wasm tier through its WASI layer, the Docker tier as tar
   streams), so there is no host path to escape to.
-* There are no symlinks and no hard links at all. A link that points outside
-  cannot exist because no link can exist; lexical resolution of ``..`` is
-  therefore exact, and it is clamped at the root.
+* Symbolic links exist (``Symlink``) and are resolved only here, against
+  this tree (``fspath``): a link's target is text naming nodes of this VFS,
+  never a host path. ``..`` is physical and stays at the root at the root
+  (``/..`` is ``/``). There are no hard links: a name and a node are one
+  to one, which keeps the charge below exact and ``/out`` export bounded
+  by the quota (a hard link would export the same bytes once per name).
 * Quotas are checked before a change is made. A write, truncate or create
   that would pass the byte quota or the file-count limit raises
   ``VFSError(EDQUOT)`` and leaves the tree exactly as it was; growth is
@@ -15,13 +26,15 @@ Why it is built this way:
 * The quota charges node *lifetimes*, not names (issue #12: unlinking an
   open file used to refund its bytes while the descriptor could still grow
   or shrink it, driving ``bytes_used`` negative). A node is charged once
-  when created; ``_resize`` is the one method that changes a file's size
-  and it charges the delta; ``_free_if_unreachable`` is the one place a
-  node is given back, when no name (``links``) and no descriptor
-  (``opens``, kept by the descriptor table through ``retain``/``release``)
-  reaches it any more.
-* ``/in`` and everything under it is read-only for the guest; the three
-  base directories cannot be removed or renamed.
+  when created (a link: one node and its target's bytes); ``_resize`` is
+  the one method that changes a file's size and it charges the delta;
+  ``_free_if_unreachable`` is the one place a node is given back, when no
+  name (``links``) and no descriptor (``opens``, kept by the descriptor
+  table through ``retain``/``release``) reaches it any more. Every node
+  under the root counts, the layout's own directories included.
+* ``/in`` and everything under it is read-only for the guest, whichever
+  way it is reached (a link into ``/in`` reaches the same read-only nodes);
+  the layout's directories cannot be removed or renamed.
 * No walk over the tree recurses (a guest shapes it), and no node may sit
   deeper than ``MAX_DEPTH`` (see ``fsnames``).
 
@@ -31,59 +44,97 @@ time (the guest's worker, then the host collecting ``/out``).
 
 from __future__ import annotations
 
+import enum
 import errno
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
+from playground.core import fstree
 from playground.core.errors import InvalidSpec
 from playground.core.fsnames import MAX_DEPTH, MAX_NAME, MAX_PATH, check_name, clean_key
-from playground.core.fsnode import Dir, File, Node, VFSError
+from playground.core.fsnode import Dir, File, Node, Symlink, VFSError
+from playground.core.fspath import Resolved, check_path, resolve
 from playground.core.limits import Limits
 
 __all__ = [
-    "BASE_DIRS", "MAX_DEPTH", "MAX_NAME", "MAX_PATH", "VFS", "Dir", "File", "Node", "VFSError", "check_name",
-    "clean_key",
+    "BASE_DIRS", "MAX_DEPTH", "MAX_NAME", "MAX_PATH", "VFS", "Dir", "File", "Layout", "Node", "Resolved", "Symlink",
+    "VFSError", "check_name", "clean_key",
 ]  # fmt: skip
 
-BASE_DIRS: Final = ("in", "work", "out")
+#: The directories of the standard layout, under a read-only root.
+BASE_DIRS: Final = ("in", "work", "out", "tmp")
 #: Growth is zero-filled in steps of this many bytes, so a resize never needs twice its size in host memory.
 _ZEROS: Final = memoryview(bytes(1 << 20))
 
 Chunk = bytes | bytearray | memoryview
 
 
-class VFS:
-    """A quota-limited in-memory tree with ``/in``, ``/work`` and ``/out``.
+class Layout(enum.Enum):
+    """What the guest's ``/`` holds when the run starts."""
 
-    ``fs_quota`` (bytes of file content) and ``max_files`` (files plus
-    directories, the three base directories included) may be ``None`` for
-    no limit. Both count every live node: reachable by a name or by an
-    open descriptor. ``quota_hit`` records that a guest ran into either, so
-    the run can be reported as ``FSQuotaExceeded`` even if the guest
-    swallowed the error.
+    #: A read-only root with ``/in`` (read-only), ``/work``, ``/out`` and ``/tmp``.
+    STANDARD = "standard"
+    #: A writable root holding only what the caller placed there (``/in`` read-only if it has inputs).
+    CALLER_ROOT = "caller_root"
+
+
+class VFS:
+    """A quota-limited in-memory tree; see the module docstring for its layouts.
+
+    ``fs_quota`` (bytes of file content and link targets) and ``max_files``
+    (files, directories and links, the layout's own directories included)
+    may be ``None`` for no limit. Both count every live node: reachable by a
+    name or by an open descriptor. ``quota_hit`` records that a guest ran
+    into either, so the run can be reported as ``FSQuotaExceeded`` even if
+    the guest swallowed the error.
     """
 
-    def __init__(self, *, fs_quota: int | None, max_files: int | None) -> None:
+    def __init__(self, *, fs_quota: int | None, max_files: int | None, layout: Layout = Layout.STANDARD) -> None:
         self.fs_quota = fs_quota
         self.max_files = max_files
+        self.layout = layout
         self.bytes_used = 0
         self.nodes_used = 0
         self.quota_hit = False
         self._ino = itertools.count(1)
-        self.root = Dir(next(self._ino), True, None)
+        self.root = Dir(next(self._ino), layout is Layout.STANDARD, None)
         self.root.owner = self
         self.root.links = 1  # the root is never counted, never freed
-        for name in BASE_DIRS:
-            self._count_new_node()
-            self._attach(self.root, name, Dir(next(self._ino), name == "in", self.root))
+        #: The layout's directories: never removed, renamed or replaced.
+        self._bases: list[Dir] = []
+        if layout is Layout.STANDARD:
+            for name in BASE_DIRS:
+                self.base_dir(name)
 
     @classmethod
-    def for_limits(cls, limits: Limits) -> VFS:
+    def for_limits(cls, limits: Limits, layout: Layout = Layout.STANDARD) -> VFS:
         """An empty tree bounded by validated ``limits`` (``fs_quota``, ``max_files``)."""
         quota = limits.get("fs_quota")
         files = limits.get("max_files")
-        return cls(fs_quota=None if quota is None else int(quota), max_files=None if files is None else int(files))
+        return cls(
+            fs_quota=None if quota is None else int(quota),
+            max_files=None if files is None else int(files),
+            layout=layout,
+        )
+
+    def base_dir(self, name: str) -> Dir:
+        """The layout directory ``/name``, made (and counted) if missing. Host side only.
+
+        Raises:
+            VFSError: EDQUOT when it does not fit ``max_files``; EEXIST when
+                ``/name`` is something else.
+        """
+        node = self.root.children.get(name)
+        if isinstance(node, Dir):
+            return node
+        if node is not None:
+            raise VFSError(errno.EEXIST, f"/{name} exists and is not a directory")
+        self._count_new_node()
+        directory = Dir(next(self._ino), name == "in", self.root)
+        self._attach(self.root, name, directory)
+        self._bases.append(directory)
+        return directory
 
     # -- accounting: the only code that changes bytes_used / nodes_used --------
 
@@ -151,6 +202,17 @@ class VFS:
             raise ValueError("node belongs to another VFS")
         return False
 
+    def _charge_bytes(self, delta: int) -> None:
+        """Charge ``delta`` more bytes of content (a link target); the caller allocates nothing before.
+
+        Raises:
+            VFSError: EDQUOT when it would pass ``fs_quota``.
+        """
+        if self.fs_quota is not None and self.bytes_used + delta > self.fs_quota:
+            self.quota_hit = True
+            raise VFSError(errno.EDQUOT, f"filesystem quota of {self.fs_quota} bytes exceeded")
+        self.bytes_used += delta
+
     def _drop_link(self, node: Node) -> None:
         """A name that reached ``node`` is gone (unlink, rmdir, replaced by a rename)."""
         node.links -= 1
@@ -162,60 +224,52 @@ class VFS:
             return
         if isinstance(node, File):
             self._resize(node, 0)
+        elif isinstance(node, Symlink):
+            self.bytes_used -= node.size
         self.nodes_used -= 1
         node.owner = None
 
     # -- lookup -------------------------------------------------------------
 
     def is_base(self, node: Node) -> bool:
-        return node is self.root or any(node is c for c in self.root.children.values())
+        """True for the root and the layout's directories (never removed, renamed or replaced)."""
+        return node is self.root or any(node is base for base in self._bases)
 
-    def walk(self, start: Dir, path: str, *, floor: Dir | None = None) -> Node:
-        """Resolve ``path`` relative to ``start`` (absolute paths start at the root).
+    def resolve(self, start: Dir, path: str, *, floor: Dir | None = None, follow: bool = True) -> Resolved:
+        """Resolve ``path`` from ``start`` (absolute paths from the root) within ``floor``.
 
-        ``..`` is resolved lexically and may not climb above ``floor`` (the
-        root when not given); trying is ``EPERM``: the guest asked to leave
-        its sandbox.
+        See ``fspath.resolve``: ``floor=None`` is the whole tree (``/..`` is
+        ``/``); a directory as ``floor`` makes ``..`` above it or an
+        absolute link target EPERM. ``follow`` says whether a link in the
+        last component is followed.
 
         Raises:
-            VFSError: ENOENT, ENOTDIR, EPERM (escape), EINVAL (NUL), ENAMETOOLONG.
+            VFSError: ENOENT, ENOTDIR, EPERM (escape), ELOOP, EINVAL (NUL), ENAMETOOLONG.
         """
-        parent, name = self.walk_parent(start, path, floor=floor)
-        if name is None:
-            return parent
-        node = parent.children.get(name)
-        if node is None:
+        return resolve(self.root, start, path, floor=floor, follow=follow)
+
+    def walk(self, start: Dir, path: str, *, floor: Dir | None = None, follow: bool = True) -> Node:
+        """The node ``path`` names (links followed, the last one only if ``follow``).
+
+        Raises:
+            VFSError: as ``resolve``; ENOENT when the last component is missing,
+                ENOTDIR when a trailing slash names a non-directory.
+        """
+        found = self.resolve(start, path, floor=floor, follow=follow)
+        if found.node is None:
             raise VFSError(errno.ENOENT, f"no such file or directory: {path!r}")
-        return node
+        if found.slash and not isinstance(found.node, Dir):
+            raise VFSError(errno.ENOTDIR, f"not a directory: {path!r}")
+        return found.node
 
     def walk_parent(self, start: Dir, path: str, *, floor: Dir | None = None) -> tuple[Dir, str | None]:
-        """Resolve all but the last segment; return (directory, last name or None).
+        """Resolve all but the last component (following links); return (directory, last name or None).
 
         The last name is not checked for existence. ``None`` means the path
         named the directory itself (``""``, ``"."``, ``"a/.."``).
         """
-        if "\x00" in path:
-            raise VFSError(errno.EINVAL, "path contains NUL")
-        if len(path) > MAX_PATH:
-            raise VFSError(errno.ENAMETOOLONG, "path too long")
-        floor = floor if floor is not None else self.root
-        current: Dir = self.root if path.startswith("/") else start
-        parts = [p for p in path.split("/") if p not in ("", ".")]
-        for i, part in enumerate(parts):
-            if part == "..":
-                if current is floor or current is self.root:
-                    raise VFSError(errno.EPERM, f"path escapes the sandbox: {path!r}")
-                current = current.parent
-                continue
-            if i == len(parts) - 1:
-                return current, part
-            child = current.children.get(part)
-            if child is None:
-                raise VFSError(errno.ENOENT, f"no such file or directory: {path!r}")
-            if not isinstance(child, Dir):
-                raise VFSError(errno.ENOTDIR, f"not a directory: {part!r} in {path!r}")
-            current = child
-        return current, None
+        found = self.resolve(start, path, floor=floor, follow=False)
+        return found.parent, found.name
 
     def depth(self, directory: Dir) -> int:
         """Components in ``directory``'s absolute path (the root is 0, ``/out`` 1)."""
@@ -245,7 +299,8 @@ class VFS:
                 raise VFSError(errno.EEXIST, f"file exists: {name!r}")
             if isinstance(existing, Dir):
                 raise VFSError(errno.EISDIR, f"is a directory: {name!r}")
-            assert isinstance(existing, File)
+            if not isinstance(existing, File):
+                raise VFSError(errno.EEXIST, f"a symbolic link is in the way: {name!r}")
             return existing
         self._writable_dir(parent, adding=1)
         check_name(name)
@@ -263,6 +318,33 @@ class VFS:
         node = Dir(next(self._ino), False, parent)
         self._attach(parent, name, node)
         return node
+
+    def symlink(self, parent: Dir, name: str, target: str) -> Symlink:
+        """Create the link ``name`` -> ``target`` in ``parent``; charged one node and ``len(target)`` bytes.
+
+        ``target`` is stored as given (it may dangle); it is only ever
+        resolved inside this VFS.
+
+        Raises:
+            VFSError: EEXIST, ENOENT (empty target), EINVAL (NUL),
+                ENAMETOOLONG, EROFS, EDQUOT.
+        """
+        if name in parent.children:
+            raise VFSError(errno.EEXIST, f"file exists: {name!r}")
+        if not target:
+            raise VFSError(errno.ENOENT, "a symbolic link needs a target")
+        check_path(target)
+        self._writable_dir(parent, adding=1)
+        check_name(name)
+        link = Symlink(next(self._ino), False, target)
+        self._count_new_node()
+        try:
+            self._charge_bytes(link.size)
+        except VFSError:
+            self.nodes_used -= 1
+            raise
+        self._attach(parent, name, link)
+        return link
 
     def _writable_file(self, file: File) -> None:
         if file.readonly or file.owner is not self:
@@ -296,7 +378,7 @@ class VFS:
         file.touch()
 
     def unlink(self, parent: Dir, name: str) -> None:
-        """Remove the name; the file's bytes stay charged while a descriptor still reaches it."""
+        """Remove a file's or a link's name; a file's bytes stay charged while a descriptor still reaches it."""
         node = parent.children.get(name)
         if node is None:
             raise VFSError(errno.ENOENT, f"no such file: {name!r}")
@@ -348,7 +430,7 @@ class VFS:
         if target is node:
             return
         if dst_parent is not src_parent:
-            self._writable_dir(dst_parent, adding=1 + (_height(node) if isinstance(node, Dir) else 0))
+            self._writable_dir(dst_parent, adding=1 + (fstree.height(node) if isinstance(node, Dir) else 0))
         if target is not None:
             if self.is_base(target):
                 raise VFSError(errno.EBUSY, f"/{dst_name} cannot be replaced")
@@ -377,7 +459,7 @@ class VFS:
         """Create or replace a file by absolute guest path; atomic under the quota."""
         if make_parents and "/" in path.strip("/"):
             dir_path, name = path.rsplit("/", 1)
-            parent = self._make_dirs(dir_path)
+            parent = fstree.make_dirs(self, dir_path)
         else:
             parent, found = self.walk_parent(self.root, path)
             if found is None:
@@ -389,17 +471,6 @@ class VFS:
         file._data[:] = data  # same length as just charged
         file.touch()
         return file
-
-    def _make_dirs(self, dir_path: str) -> Dir:
-        current = self.root
-        for part in [p for p in dir_path.split("/") if p not in ("", ".")]:
-            child = current.children.get(part)
-            if child is None:
-                child = self.mkdir(current, part)
-            if not isinstance(child, Dir):
-                raise VFSError(errno.ENOTDIR, f"not a directory: {part!r}")
-            current = child
-        return current
 
     def read_file(self, path: str) -> bytes:
         node = self.lookup(path)
@@ -414,80 +485,59 @@ class VFS:
         return sorted(node.children)
 
     def seed_inputs(self, files: Mapping[str, bytes]) -> None:
-        """Place caller files under ``/in`` (keys are ``clean_key``-checked) and seal them.
+        """Place caller files under ``/in`` (keys are ``clean_key``-checked) and seal them read-only.
+
+        With ``Layout.CALLER_ROOT`` and no files, no ``/in`` is made.
 
         Raises:
             InvalidSpec: an unsafe or too deep key, or two keys where one is
                 a file and the other needs it to be a directory.
             VFSError: EDQUOT when the inputs alone exceed the quota.
         """
-        inbox = self.root.children["in"]
-        assert isinstance(inbox, Dir)
+        if not files and "in" not in self.root.children:
+            return
+        inbox = self.base_dir("in")
         inbox.readonly = False
         try:
-            for key in sorted(files):
-                parts = clean_key(key)
-                current = inbox
-                for part in parts[:-1]:
-                    child = current.children.get(part)
-                    if child is None:
-                        child = self.mkdir(current, part)
-                    if not isinstance(child, Dir):
-                        raise InvalidSpec(f"file key {key!r} needs {part!r} to be a directory")
-                    current = child
-                if isinstance(current.children.get(parts[-1]), Dir):
-                    raise InvalidSpec(f"file key {key!r} is also used as a directory")
-                file = self.create_file(current, parts[-1])
-                self.write(file, 0, bytes(files[key]))
+            fstree.seed(self, inbox, files, "/in")
         finally:
-            _seal(inbox)
+            fstree.seal(inbox)
+
+    def seed_work(self, files: Mapping[str, bytes]) -> None:
+        """Place caller files under ``/work`` (writable for the guest). Raises as ``seed_inputs``."""
+        if files:
+            fstree.seed(self, self.base_dir("work"), files, "/work")
+
+    def seed_root(self, files: Mapping[str, bytes]) -> None:
+        """Place caller files anywhere under a ``Layout.CALLER_ROOT`` root (writable for the guest).
+
+        Raises:
+            InvalidSpec: as ``seed_inputs``, or a key under ``in/`` (inputs go through ``seed_inputs``).
+            ValueError: the layout is not ``CALLER_ROOT``.
+        """
+        if self.layout is not Layout.CALLER_ROOT:
+            raise ValueError("root files need Layout.CALLER_ROOT")
+        for key in files:
+            if clean_key(key)[0] == "in":
+                raise InvalidSpec(f"root file {key!r}: /in holds the read-only inputs (Spec.files)")
+        fstree.seed(self, self.root, files, "/")
 
     def iter_files(self, directory: Dir, prefix: str = "") -> Iterator[tuple[str, File]]:
         """Every regular file under ``directory`` with its relative path, in sorted depth-first order.
 
-        Iterative: the tree is guest-shaped, so its depth must never become
-        the host's recursion depth.
+        Links are not files: they are skipped, never followed.
         """
-        stack: list[tuple[str, Iterator[tuple[str, Node]]]] = [(prefix, iter(sorted(directory.children.items())))]
-        while stack:
-            base, entries = stack[-1]
-            entry = next(entries, None)
-            if entry is None:
-                stack.pop()
-                continue
-            name, child = entry
-            if isinstance(child, Dir):
-                stack.append((f"{base}{name}/", iter(sorted(child.children.items()))))
-            elif isinstance(child, File):
-                yield f"{base}{name}", child
+        return fstree.iter_files(directory, prefix)
 
     def collect_out(self) -> dict[str, bytes]:
-        """Every regular file under ``/out``, keyed by its path relative to ``/out``."""
-        out = self.root.children["out"]
-        assert isinstance(out, Dir)
+        """Every regular file under ``/out``, keyed by its path relative to ``/out``.
+
+        Symbolic links under ``/out`` are not exported (nor followed): a
+        link would export bytes the quota charged once under many names, and
+        the host side never materializes guest links. ``{}`` when there is
+        no ``/out`` (a caller's root without one).
+        """
+        out = self.root.children.get("out")
+        if not isinstance(out, Dir):
+            return {}
         return {path: f.data for path, f in self.iter_files(out)}
-
-
-def _seal(directory: Dir) -> None:
-    """Make ``directory`` and everything under it read-only (iteratively)."""
-    stack = [directory]
-    while stack:
-        current = stack.pop()
-        current.readonly = True
-        for child in current.children.values():
-            child.readonly = True
-            if isinstance(child, Dir):
-                stack.append(child)
-
-
-def _height(directory: Dir) -> int:
-    """How many levels lie below ``directory`` (0 when empty), found iteratively."""
-    height = 0
-    stack = [(directory, 0)]
-    while stack:
-        current, level = stack.pop()
-        for child in current.children.values():
-            height = max(height, level + 1)
-            if isinstance(child, Dir):
-                stack.append((child, level + 1))
-    return height

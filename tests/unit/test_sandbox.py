@@ -145,7 +145,7 @@ async def test_result_fields() -> None:
     assert result.exit_code == 3
     assert dict(result.files) == {"r.txt": b"hi!"}
     assert result.usage.peak_memory == 1234
-    assert result.usage.fs_files == 5  # in, work, out, in/data.txt, out/r.txt
+    assert result.usage.fs_files == 6  # in, work, out, tmp, in/data.txt, out/r.txt
     assert result.usage.fs_bytes == 5
     assert result.usage.wall >= 0
     assert not result.truncated

@@ -3,7 +3,7 @@ import errno
 import pytest
 
 from playground.core import VFS, InvalidSpec, VFSError, clean_key
-from playground.core.vfs import Dir, File
+from playground.core.vfs import BASE_DIRS, Dir, File, Symlink
 
 
 def make(quota: int | None = 1000, files: int | None = 20) -> VFS:
@@ -47,11 +47,15 @@ def test_clean_key_rejects_non_strings() -> None:
     "path", ["/..", "/../etc/passwd", "/in/../../etc/passwd", "/work/../../../../x", "/work/a/../../../b"]
 )
 def test_dotdot_cannot_escape_the_root(path: str) -> None:
+    """``..`` at the root stays at the root (``/..`` is ``/``, as on Linux): nothing above it exists."""
     v = make()
     v.write_file("/work/a/f", b"")
-    with pytest.raises(VFSError) as info:
-        v.walk(v.root, path)
-    assert info.value.errno == errno.EPERM
+    try:
+        node = v.walk(v.root, path)
+    except VFSError as exc:
+        assert exc.errno == errno.ENOENT
+    else:
+        assert node is v.root
 
 
 def test_dotdot_is_clamped_at_the_preopen_floor() -> None:
@@ -130,7 +134,7 @@ def test_in_is_read_only_for_every_operation() -> None:
 
 def test_base_dirs_cannot_be_removed_or_renamed() -> None:
     v = make()
-    for name in ("in", "work", "out"):
+    for name in BASE_DIRS:
         with pytest.raises(VFSError):
             v.rmdir(v.root, name)
         with pytest.raises(VFSError):
@@ -142,7 +146,7 @@ def test_base_dirs_cannot_be_removed_or_renamed() -> None:
         v.rename(work(v), "d", v.root, "out")  # replace /out by a directory
     with pytest.raises(VFSError):
         v.create_file(v.root, "etc")  # nothing new at the root
-    assert sorted(v.root.children) == ["in", "out", "work"]
+    assert sorted(v.root.children) == ["in", "out", "tmp", "work"]
 
 
 def test_rename_out_of_out_stays_inside_the_tree() -> None:
@@ -201,8 +205,8 @@ def test_quota_by_many_small_files() -> None:
 
 
 def test_file_count_limit_counts_base_dirs_and_directories() -> None:
-    v = make(quota=None, files=6)
-    assert v.nodes_used == 3
+    v = make(quota=None, files=len(BASE_DIRS) + 3)
+    assert v.nodes_used == len(BASE_DIRS)
     v.mkdir(work(v), "d")
     v.create_file(work(v), "a")
     v.create_file(work(v), "b")
@@ -244,7 +248,7 @@ def test_overwrite_via_rename_frees_the_target() -> None:
     v.write_file("/work/b", b"b" * 50)
     v.rename(work(v), "a", work(v), "b")
     assert v.bytes_used == 40
-    assert v.nodes_used == 4
+    assert v.nodes_used == len(BASE_DIRS) + 1
     assert v.read_file("/work/b") == b"a" * 40
 
 
@@ -264,9 +268,14 @@ def test_input_key_conflicts_are_refused() -> None:
         v.seed_inputs({"a": b"file", "a/b": b"needs a dir"})
 
 
-def test_no_links_can_exist() -> None:
+def test_no_hard_links_can_exist() -> None:
+    """Symbolic links exist (see test_vfs_links); hard links do not: one name per node."""
     v = make()
-    assert not hasattr(v, "symlink") and not hasattr(v, "link")
+    assert not hasattr(v, "link")
+    f = v.write_file("/out/a", b"data")
+    v.symlink(v.lookup("/out"), "b", "a")  # type: ignore[arg-type]
+    assert f.links == 1 and isinstance(v.walk(v.root, "/out/b", follow=False), Symlink)
+    assert v.collect_out() == {"a": b"data"}  # links are not exported
 
 
 def test_collect_out() -> None:

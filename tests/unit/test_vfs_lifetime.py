@@ -15,9 +15,11 @@ import pytest
 
 from backends.wasm.fds import DirDesc, FdTable, FileDesc
 from playground.core import VFS, VFSError
-from playground.core.vfs import Dir, File, Node
+from playground.core.vfs import BASE_DIRS, Dir, File, Node
 
 MIB = 1 << 20
+#: Nodes the standard layout starts with (/in, /work, /out, /tmp).
+BASE = len(BASE_DIRS)
 
 
 def base(v: VFS, name: str) -> Dir:
@@ -92,14 +94,14 @@ def test_writing_through_a_descriptor_after_unlink_still_counts() -> None:
     fds = FdTable(v)
     fd, ghost = open_file(v, fds, base(v, "work"), "ghost")
     v.unlink(base(v, "work"), "ghost")
-    assert v.bytes_used == 0 and v.nodes_used == 4  # nameless but open: still a live file
+    assert v.bytes_used == 0 and v.nodes_used == BASE + 1  # nameless but open: still a live file
     v.write(ghost, 0, b"g" * 900)
     assert v.bytes_used == 900
     with pytest.raises(VFSError) as info:
         v.write_file("/out/more", b"m" * 101)
     assert info.value.errno == errno.EDQUOT
     fds.close(fd)  # the last reference: freed exactly once
-    assert (v.bytes_used, v.nodes_used) == (0, 4)  # /out/more exists (empty)
+    assert (v.bytes_used, v.nodes_used) == (0, BASE + 1)  # /out/more exists (empty)
     v.write_file("/out/more", b"m" * 1000)
     assert v.bytes_used == 1000
 
@@ -112,13 +114,13 @@ def test_the_last_of_name_and_descriptors_frees_the_file() -> None:
     v.write(file, 0, b"12345")
     fds.close(fd1)
     v.unlink(base(v, "work"), "f")
-    assert (v.bytes_used, v.nodes_used) == (5, 4)
+    assert (v.bytes_used, v.nodes_used) == (5, BASE + 1)
     fds.renumber(fd2, 0)  # onto stdin: still open
-    assert (v.bytes_used, v.nodes_used) == (5, 4)
+    assert (v.bytes_used, v.nodes_used) == (5, BASE + 1)
     fds.clear()  # the run ends
-    assert (v.bytes_used, v.nodes_used) == (0, 3)
+    assert (v.bytes_used, v.nodes_used) == (0, BASE)
     fds.clear()  # idempotent
-    assert (v.bytes_used, v.nodes_used) == (0, 3)
+    assert (v.bytes_used, v.nodes_used) == (0, BASE)
 
 
 def test_renumber_onto_an_open_file_closes_it() -> None:
@@ -128,9 +130,9 @@ def test_renumber_onto_an_open_file_closes_it() -> None:
     fd2, _ = open_file(v, fds, base(v, "work"), "b")
     v.write(first, 0, b"aaaa")
     v.unlink(base(v, "work"), "a")
-    assert (v.bytes_used, v.nodes_used) == (4, 5)
+    assert (v.bytes_used, v.nodes_used) == (4, BASE + 2)
     fds.renumber(fd2, fd1)  # fd1's description is closed by the renumber
-    assert (v.bytes_used, v.nodes_used) == (0, 4)
+    assert (v.bytes_used, v.nodes_used) == (0, BASE + 1)
 
 
 def test_a_removed_directory_takes_no_new_entries_and_is_freed_on_close() -> None:
@@ -139,7 +141,7 @@ def test_a_removed_directory_takes_no_new_entries_and_is_freed_on_close() -> Non
     sub = v.mkdir(base(v, "work"), "sub")
     fd = fds.add(DirDesc(sub, sub))
     v.rmdir(base(v, "work"), "sub")
-    assert v.nodes_used == 4
+    assert v.nodes_used == BASE + 1
     for attempt in (lambda: v.create_file(sub, "f"), lambda: v.mkdir(sub, "d")):
         with pytest.raises(VFSError) as info:
             attempt()
@@ -148,7 +150,7 @@ def test_a_removed_directory_takes_no_new_entries_and_is_freed_on_close() -> Non
     with pytest.raises(VFSError):
         v.rename(base(v, "work"), "x", sub, "x")
     fds.close(fd)
-    assert v.nodes_used == 4  # /work/x only
+    assert v.nodes_used == BASE + 1  # /work/x only
 
 
 def test_sparse_growth_is_charged_before_any_memory_is_allocated() -> None:

@@ -77,8 +77,8 @@ async def test_too_many_files_is_fs_quota_with_partial_result(sandbox: Sandbox, 
         await sandbox.run(Spec(lang="wasm", code=probe_wasm, args=["many", "100"], limits=Limits(max_files=20)))
     result = info.value.result
     assert result is not None
-    # 3 base directories + 17 files fit; the 18th create fails with EDQUOT and the guest reports it.
-    assert result.stdout == f"created 17 then errno={EDQUOT}\n".encode()
+    # 4 base directories (/in /work /out /tmp) + 16 files fit; the 17th create fails with EDQUOT.
+    assert result.stdout == f"created 16 then errno={EDQUOT}\n".encode()
     assert result.usage.fs_files == 20
 
 

@@ -18,7 +18,7 @@ import pytest
 from backends.wasm import WasmBackend
 from playground.core import FSQuotaExceeded, Limits, Result, Sandbox, Session, Spec
 from playground.core.limits import MiB
-from playground.core.vfs import MAX_DEPTH
+from playground.core.vfs import BASE_DIRS, MAX_DEPTH
 from playground.packs import python
 from tests.integration.wasm.conftest import WASM_PACK, need_runtime, open_session
 
@@ -49,11 +49,11 @@ IMPORTS = f"""
 
 #: The attack of issue #12 in WASI calls: 4 MiB into /work/t, unlink it while open, ftruncate(0) through the
 #: descriptor, close, then 4 MiB into /out/o<letter>; 24 rounds. Prints the rounds that stored a file and the
-#: errno that stopped it (0: none did).
+#: errno that stopped it (0: none did). Paths are relative to the root preopen (fd 3, issue #14).
 UNLINK_ATTACK_WAT = f"""(module {IMPORTS}
   (memory (export "memory") 66)
-  (data (i32.const 16) "t")
-  (data (i32.const 32) "oA")
+  (data (i32.const 16) "work/t")
+  (data (i32.const 32) "out/oA")
   ;; open dir/path with O_CREAT|O_TRUNC and write 4 MiB: the fd, or -errno
   (func $put (param $dir i32) (param $path i32) (param $len i32) (result i32)
     (local $err i32) (local $fd i32)
@@ -70,13 +70,13 @@ UNLINK_ATTACK_WAT = f"""(module {IMPORTS}
     (local $i i32) (local $fd i32)
     (block $done
       (loop $round
-        (local.set $fd (call $put (i32.const 4) (i32.const 16) (i32.const 1)))
+        (local.set $fd (call $put (i32.const 3) (i32.const 16) (i32.const 6)))
         (br_if $done (i32.lt_s (local.get $fd) (i32.const 0)))
-        (drop (call $unlink (i32.const 4) (i32.const 16) (i32.const 1)))
+        (drop (call $unlink (i32.const 3) (i32.const 16) (i32.const 6)))
         (drop (call $setsize (local.get $fd) (i64.const 0)))
         (drop (call $close (local.get $fd)))
-        (i32.store8 (i32.const 33) (i32.add (i32.const 65) (local.get $i)))
-        (local.set $fd (call $put (i32.const 5) (i32.const 32) (i32.const 2)))
+        (i32.store8 (i32.const 37) (i32.add (i32.const 65) (local.get $i)))
+        (local.set $fd (call $put (i32.const 3) (i32.const 32) (i32.const 6)))
         (br_if $done (i32.lt_s (local.get $fd) (i32.const 0)))
         (drop (call $close (local.get $fd)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
@@ -89,11 +89,11 @@ UNLINK_ATTACK_WAT = f"""(module {IMPORTS}
 #: Grow /out/s to 1 GiB by pwrite, by ftruncate and by fallocate; prints the three errnos.
 SPARSE_WAT = f"""(module {IMPORTS}
   (memory (export "memory") 1)
-  (data (i32.const 16) "s")
+  (data (i32.const 16) "out/s")
   (data (i32.const 100) "x")
   (func (export "_start")
     (local $fd i32)
-    (drop (call $open (i32.const 5) (i32.const 0) (i32.const 16) (i32.const 1) (i32.const 9)
+    (drop (call $open (i32.const 3) (i32.const 0) (i32.const 16) (i32.const 5) (i32.const 9)
                       (i64.const -1) (i64.const -1) (i32.const 0) (i32.const 12)))
     (local.set $fd (i32.load (i32.const 12)))
     (i32.store (i32.const 0) (i32.const 100))
@@ -104,21 +104,25 @@ SPARSE_WAT = f"""(module {IMPORTS}
     (call $exit (i32.const 0))))"""
 
 #: Dig /out/d/d/d/... one directory descriptor at a time (no path ever longer than "d"), until refused;
-#: prints the depth reached below /out and the errno.
+#: prints the depth reached below /out and the errno. Each directory is opened with every right it may pass
+#: on but FD_WRITE (rights are enforced since issue #14; a directory asked for FD_WRITE is EISDIR).
 DIG_WAT = f"""(module {IMPORTS}
   (memory (export "memory") 1)
   (data (i32.const 16) "d")
+  (data (i32.const 20) "out")
   (func (export "_start")
     (local $dir i32) (local $depth i32) (local $err i32)
-    (local.set $dir (i32.const 5))
+    (drop (call $open (i32.const 3) (i32.const 0) (i32.const 20) (i32.const 3) (i32.const 2)
+                      (i64.const -65) (i64.const -1) (i32.const 0) (i32.const 12)))
+    (local.set $dir (i32.load (i32.const 12)))
     (block $done
       (loop $down
         (local.set $err (call $mkdir (local.get $dir) (i32.const 16) (i32.const 1)))
         (br_if $done (local.get $err))
         (local.set $err (call $open (local.get $dir) (i32.const 0) (i32.const 16) (i32.const 1) (i32.const 2)
-                                  (i64.const 0) (i64.const 0) (i32.const 0) (i32.const 12)))
+                                  (i64.const -65) (i64.const -1) (i32.const 0) (i32.const 12)))
         (br_if $done (local.get $err))
-        (if (i32.ne (local.get $dir) (i32.const 5)) (then (drop (call $close (local.get $dir)))))
+        (drop (call $close (local.get $dir)))
         (local.set $dir (i32.load (i32.const 12)))
         (local.set $depth (i32.add (local.get $depth) (i32.const 1)))
         (br $down)))
@@ -264,7 +268,7 @@ async def test_session_an_unlinked_file_kept_open_across_evals_still_counts(
 async def test_wat_digging_under_out_stops_at_the_depth_limit(real: Sandbox) -> None:
     result = await real.run(Spec(lang="wasm", code=DIG_WAT, limits=Limits(max_files=5000)))
     assert words(result) == (MAX_DEPTH - 1, ENAMETOOLONG)  # /out is depth 1
-    assert result.files == {} and result.usage.fs_files == 3 + MAX_DEPTH - 1
+    assert result.files == {} and result.usage.fs_files == len(BASE_DIRS) + MAX_DEPTH - 1
 
 
 async def test_python_digging_under_out_completes_and_collects(real: Sandbox) -> None:
