@@ -40,13 +40,12 @@ from backends.wasm.modcache import ModuleCache
 from backends.wasm.state import RunControl
 from backends.wasm.typescript import TypeScriptTransformer
 from playground.core.backend import Diagnostic, Request
-from playground.core.errors import BackendUnavailable, FSQuotaExceeded
+from playground.core.errors import BackendUnavailable
 from playground.core.output import Stream
 from playground.core.pack import Artifact, Pack, WasmSpec
 from playground.core.result import Outcome
 from playground.core.serve import GuestService, ServeRequest
 from playground.core.session import GuestSession, SessionRequest
-from playground.core.vfs import VFSError
 
 log = logging.getLogger(__name__)
 
@@ -242,6 +241,10 @@ class WasmBackend:
         engine, modules = self._machinery()
         return await serve.start_service(engine, modules, self._artifacts, request, _start_worker)
 
+    def supports_caller_root(self) -> bool:
+        """Yes: the guest's ``/`` is a VFS, so any tree the caller gives can be it (``Spec.root_files``)."""
+        return True
+
     def close(self) -> None:
         """Refuse new runs and sessions. Idempotent; runs and sessions in flight go on until they end."""
         self._state = _State.CLOSED
@@ -261,15 +264,12 @@ class WasmBackend:
             module = modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=request.progress)
             program = request.spec.code_bytes
             if spec.transform:
-                transformed = self._transform(spec, program, request)
+                transformed = self._transform(spec, program, request, launch.main_path(pack, request.spec))
                 if isinstance(transformed, str):
                     request.output.write(Stream.STDERR, transformed.encode("utf-8", "replace"))
                     return Outcome(exit_code=1)
                 program = transformed
-            try:
-                request.vfs.write_file(launch.main_path(pack), program)
-            except VFSError as exc:
-                raise FSQuotaExceeded(f"the program does not fit in the filesystem quota: {exc.strerror}") from None
+            launch.place_program(request.vfs, launch.main_path(pack, request.spec), program)
             has_program = True
         plan = runner.Launch(
             module=module,
@@ -284,16 +284,19 @@ class WasmBackend:
         )
         return runner.run(engine, plan, control)
 
-    def _transform(self, spec: WasmSpec, program: bytes, request: Request) -> bytes | str:
-        """The transformed program, or the error text for stderr."""
+    def _transform(self, spec: WasmSpec, program: bytes, request: Request, guest_path: str) -> bytes | str:
+        """The transformed program, or the error text for stderr (naming the file as at ``guest_path``)."""
         engine, modules = self._machinery()
         artifact = spec.transformer
         assert artifact is not None
         path = self._artifacts.verified_path(artifact, f"{spec.transform} transform")
         module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=request.progress)
         transformer: transforms.SourceTransform = TypeScriptTransformer(engine, module)
+        name = guest_path.rsplit("/", 1)[-1]
+        if name.endswith(".js"):  # the pack's default file holds the JavaScript; the source was TypeScript
+            name = name[:-3] + ".ts"
         try:
-            return transformer.transform(program.decode("utf-8", "replace"), "main.ts").encode("utf-8")
+            return transformer.transform(program.decode("utf-8", "replace"), name).encode("utf-8")
         except transforms.TransformError as exc:
             text = str(exc)
             return text if text.endswith("\n") else text + "\n"

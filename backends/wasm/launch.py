@@ -10,7 +10,7 @@ from typing import Final
 
 import wasmtime
 
-from playground.core.errors import InvalidSpec
+from playground.core.errors import FSQuotaExceeded, InvalidSpec
 from playground.core.pack import Pack
 from playground.core.spec import Spec
 from playground.core.vfs import VFS, VFSError
@@ -18,10 +18,27 @@ from playground.core.vfs import VFS, VFSError
 _WASM_MAGIC: Final = b"\0asm"
 
 
-def main_path(pack: Pack) -> str:
-    """Guest path of the program file (``/work/<main_file>``)."""
+def main_path(pack: Pack, spec: Spec) -> str:
+    """Guest path of the program file: ``/work/<Spec.main_file>``, else ``/work/<pack's main_file>``."""
     assert pack.wasm is not None
-    return f"/work/{pack.wasm.main_file}"
+    return f"/work/{spec.main_file or pack.wasm.main_file}"
+
+
+def place_program(vfs: VFS, path: str, program: bytes) -> None:
+    """Write the program file at ``path``; never over a caller's work file.
+
+    Raises:
+        InvalidSpec: ``Spec.work_files`` (or ``root_files``) already put a file there.
+        FSQuotaExceeded: the program does not fit in the filesystem quota.
+    """
+    try:
+        if vfs.resolve(vfs.root, path, follow=False).node is not None:
+            raise InvalidSpec(f"the program's file {path} is also one of the caller's files; name one differently")
+        vfs.write_file(path, program)
+    except VFSError as exc:
+        if exc.errno == errno.EDQUOT:
+            raise FSQuotaExceeded(f"the program does not fit in the filesystem quota: {exc.strerror}") from None
+        raise InvalidSpec(f"the program's file {path} cannot be written: {exc.strerror}") from None
 
 
 def argv(pack: Pack, spec: Spec, *, has_program: bool) -> list[str]:
@@ -32,7 +49,7 @@ def argv(pack: Pack, spec: Spec, *, has_program: bool) -> list[str]:
     """
     assert pack.wasm is not None
     result = [pack.name]
-    main = main_path(pack)
+    main = main_path(pack, spec)
     for template in pack.wasm.args:
         if template == "{args}":
             result.extend(spec.args)

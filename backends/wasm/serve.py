@@ -39,7 +39,7 @@ import asyncio
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Final
 
 from backends.wasm import launch, live, runner
@@ -60,7 +60,7 @@ from playground.core.output import OutputCapture, Stream
 from playground.core.pack import Pack
 from playground.core.result import Outcome
 from playground.core.serve import Handler, Headers, LogBuffer, ServeRequest
-from playground.core.vfs import VFSError
+from playground.core.spec import Spec
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +82,15 @@ def bridge_unavailable_reason(pack: Pack) -> str | None:
     return None
 
 
-def serve_argv(pack: Pack, args: Sequence[str]) -> list[str]:
+def serve_argv(pack: Pack, spec: Spec) -> list[str]:
     """argv of the serving instance: ``[pack.name, *driver args]``."""
     assert pack.wasm is not None
     result = [pack.name]
     for template in SERVE_DRIVERS[pack.wasm.session_driver]:
         if template == "{args}":
-            result.extend(args)
+            result.extend(spec.args)
         else:
-            result.append(template.replace("{main}", launch.main_path(pack)))
+            result.append(template.replace("{main}", launch.main_path(pack, spec)))
     return result
 
 
@@ -265,10 +265,7 @@ async def start_service(
         raise BackendUnavailable(f"wasm backend cannot serve {pack.name}: {reason}")
     spec = pack.wasm
     assert spec is not None and spec.module is not None
-    try:
-        request.vfs.write_file(launch.main_path(pack), request.spec.code_bytes)
-    except VFSError as exc:
-        raise FSQuotaExceeded(f"the program does not fit in the filesystem quota: {exc.strerror}") from None
+    launch.place_program(request.vfs, launch.main_path(pack, request.spec), request.spec.code_bytes)
     control = live.startup_control(request.limits)
     memory_limit = live.memory_limit_of(request.limits)
     loop = asyncio.get_running_loop()
@@ -284,7 +281,7 @@ async def start_service(
     channel = ServeChannel(control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready)
     thread = live.start_instance(
         engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
-        argv=serve_argv(pack, request.spec.args), env=launch.environment(pack, request.spec), vfs=request.vfs,
+        argv=serve_argv(pack, request.spec), env=launch.environment(pack, request.spec), vfs=request.vfs,
         output=LogOutput(request.logs), memory_limit=memory_limit, start_worker=start_worker,
         name=f"wasm-serve-{next(_service_ids)}", on_end=live.deliverer(loop, ended),
     )  # fmt: skip

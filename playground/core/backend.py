@@ -34,8 +34,10 @@ class Request:
       when it raises ``OutputLimitExceeded`` (then let that error out);
     * enforce ``limits.wall_time`` itself, and stop the guest and return
       promptly when its task is cancelled;
-    * present ``vfs`` as ``/in`` (read-only), ``/work``, ``/out`` and write
-      nothing to the host filesystem;
+    * present ``vfs`` as the guest's filesystem (the standard layout: ``/in``
+      read-only, ``/work`` the working directory with the program file,
+      ``/out``, ``/tmp``), never follow a guest's link on the host, and
+      write nothing to the host filesystem;
     * grant no network unless ``spec.net`` allows it (and refuse a policy
       it cannot enforce, via ``supports_network``);
     * raise limit violations as the matching ``LimitExceeded`` subclass.
@@ -90,6 +92,17 @@ class Provisionable(Protocol):
             BackendUnavailable: a download, build or hash check failed (the message says which).
         """
         ...
+
+
+@runtime_checkable
+class CallerRootBackend(Protocol):
+    """Optional backend extension: it can give the guest a root of the caller's (``Spec.root_files``).
+
+    A backend without it (a container has its image as ``/``) is never
+    routed a spec with ``root_files``.
+    """
+
+    def supports_caller_root(self) -> bool: ...
 
 
 @runtime_checkable

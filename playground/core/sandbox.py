@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from playground.core.backend import Backend, ProgressCallback, Provisionable, Request
+from playground.core.backend import Backend, CallerRootBackend, ProgressCallback, Provisionable, Request
 from playground.core.errors import (
     BackendUnavailable,
     FSQuotaExceeded,
@@ -43,13 +43,14 @@ from playground.core.serve import (
 )
 from playground.core.session import Session, SessionBackend, SessionConfig
 from playground.core.spec import Spec
-from playground.core.vfs import VFS, VFSError
+from playground.core.vfs import VFS, Layout, VFSError
 
 log = logging.getLogger(__name__)
 
 NO_NETWORK = "cannot enforce a network policy"
 NO_SESSIONS = "no REPL sessions"
 NO_SERVE = "cannot serve"
+NO_CALLER_ROOT = "cannot give the guest a root of the caller's (Spec.root_files)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,7 +159,13 @@ class Sandbox:
         return LanguageStatus(pack=pack, backend=chosen.name if chosen else None, reasons=reasons)
 
     def _route(
-        self, pack: Pack, *, needs_network: bool, needs_sessions: bool = False, needs_serve: bool = False
+        self,
+        pack: Pack,
+        *,
+        needs_network: bool,
+        needs_sessions: bool = False,
+        needs_serve: bool = False,
+        needs_caller_root: bool = False,
     ) -> tuple[Backend | None, dict[str, str]]:
         reasons: dict[str, str] = {}
         for name in self.policy.order:
@@ -169,6 +176,10 @@ class Sandbox:
             reason = backend.unavailable_reason(pack)
             if reason is None and needs_network and not backend.supports_network:
                 reason = NO_NETWORK
+            if reason is None and needs_caller_root and not (
+                isinstance(backend, CallerRootBackend) and backend.supports_caller_root()
+            ):
+                reason = NO_CALLER_ROOT
             if reason is None and needs_sessions:
                 if not isinstance(backend, SessionBackend):
                     reason = NO_SESSIONS
@@ -184,15 +195,16 @@ class Sandbox:
             reasons[name] = reason
         return None, reasons
 
-    def select_backend(self, pack: Pack, *, needs_network: bool = False) -> Backend:
+    def select_backend(self, pack: Pack, *, needs_network: bool = False, needs_caller_root: bool = False) -> Backend:
         """The backend the policy picks for ``pack``.
 
         Raises:
-            Unsupported: only a network policy stood in the way.
+            Unsupported: only a network policy or a caller's root
+                (``Spec.root_files``) stood in the way.
             BackendUnavailable: no permitted backend can run the pack; the
                 message names the language, the policy and each reason.
         """
-        backend, reasons = self._route(pack, needs_network=needs_network)
+        backend, reasons = self._route(pack, needs_network=needs_network, needs_caller_root=needs_caller_root)
         if backend is not None:
             return backend
         detail = _join(reasons)
@@ -200,6 +212,8 @@ class Sandbox:
             raise Unsupported(
                 f"{pack.name}: no backend allowed by {self.policy} can enforce a network policy ({detail})"
             )
+        if needs_caller_root and all(why in (NO_CALLER_ROOT, NO_NETWORK) for why in reasons.values()):
+            raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} takes Spec.root_files ({detail})")
         raise BackendUnavailable(f"cannot run {pack.name} under policy {self.policy}: {detail}")
 
     def prepare(self, lang: str, progress: Callable[[str], None]) -> list[str]:
@@ -282,8 +296,10 @@ class Sandbox:
         """
         pack = self.pack(spec.lang)
         limits = self.resolve_limits(spec.limits)
-        backend = self.select_backend(pack, needs_network=spec.net is not None)
-        vfs = VFS.for_limits(limits)
+        backend = self.select_backend(
+            pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root
+        )
+        vfs = VFS.for_limits(limits, Layout.CALLER_ROOT if spec.uses_caller_root else Layout.STANDARD)
         output = OutputCapture(_opt_int(limits.get("max_output")), on_output)
         started = time.monotonic()
 
@@ -305,7 +321,7 @@ class Sandbox:
             )
 
         try:
-            vfs.seed_inputs(spec.files)
+            _seed(vfs, spec)
         except VFSError as exc:
             raise FSQuotaExceeded(f"input files do not fit: {exc.strerror}", result=result_of(None)) from None
 
@@ -353,9 +369,11 @@ class Sandbox:
             detail = _join(reasons)
             raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} can serve it ({detail})")
         assert isinstance(backend, ServeBackend)
+        if spec.uses_caller_root:
+            raise Unsupported("serve: Spec.root_files is for runs; a served program gets the standard layout")
         vfs = VFS.for_limits(limits)
         try:
-            vfs.seed_inputs(spec.files)
+            _seed(vfs, spec)
         except VFSError as exc:
             raise FSQuotaExceeded(f"input files do not fit: {exc.strerror}") from None
         request = ServeRequest(
@@ -388,6 +406,19 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _seed(vfs: VFS, spec: Spec) -> None:
+    """Place the caller's files: the root's (if any), ``/in`` (sealed read-only), ``/work``.
+
+    Raises:
+        VFSError: EDQUOT when they do not fit the quota.
+        InvalidSpec: two files collide (a key used as a file and as a directory).
+    """
+    if spec.root_files is not None:
+        vfs.seed_root(spec.root_files)
+    vfs.seed_inputs(spec.files)
+    vfs.seed_work(spec.work_files)
 
 
 def _opt_int(value: int | float | None) -> int | None:

@@ -54,9 +54,26 @@ class Spec:
 
     ``code`` is source text (or, for the ``wasm`` pack, a module's bytes).
     ``env`` is the complete guest environment: nothing comes from the host.
-    ``files`` go read-only under ``/in``; their keys must pass
-    ``vfs.clean_key``. ``limits`` override the sandbox defaults field by
-    field. ``net=None`` means no network at all.
+    ``limits`` override the sandbox defaults field by field. ``net=None``
+    means no network at all.
+
+    Files (every key must pass ``vfs.clean_key``; every one counts against
+    ``fs_quota`` and ``max_files``):
+
+    * ``files`` go read-only under ``/in``.
+    * ``work_files`` go under ``/work``, the working directory, writable by
+      the program: a project's other modules next to the program, a data
+      file it updates.
+    * ``main_file`` names the program's file under ``/work`` (default: the
+      pack's, ``main.py`` ...), e.g. the name the user gave it, so
+      tracebacks name it. It may not also be a ``work_files`` key.
+    * ``root_files`` replaces the standard layout (a read-only ``/`` with
+      ``in/ work/ out/ tmp/``) by a writable ``/`` that holds exactly these
+      files (keys relative to ``/``), plus ``/in`` if ``files`` is not
+      empty and ``/work`` if the program or ``work_files`` need it: the
+      WASI test suite's model, for raw WASI modules above all. None (the
+      default) keeps the standard layout; only backends that can present
+      a tree as the guest's root run such a spec (the Wasm tier).
     """
 
     lang: str
@@ -67,6 +84,9 @@ class Spec:
     files: Mapping[str, bytes] = field(default_factory=dict)
     limits: Limits | None = None
     net: NetPolicy | None = None
+    work_files: Mapping[str, bytes] = field(default_factory=dict)
+    main_file: str | None = None
+    root_files: Mapping[str, bytes] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.lang, str) or not self.lang.strip():
@@ -89,17 +109,33 @@ class Spec:
         object.__setattr__(self, "env", MappingProxyType(env))
         if self.stdin is not None and not isinstance(self.stdin, (bytes, str)):
             raise InvalidSpec(f"stdin must be bytes, str or None, got {type(self.stdin).__name__}")
-        files: dict[str, bytes] = {}
-        for key, data in dict(self.files).items():
-            clean_key(key)
-            if not isinstance(data, (bytes, bytearray, memoryview)):
-                raise InvalidSpec(f"file {key!r}: content must be bytes, got {type(data).__name__}")
-            files[key] = bytes(data)
-        object.__setattr__(self, "files", MappingProxyType(files))
+        object.__setattr__(self, "files", _file_map(self.files, "files"))
+        work = _file_map(self.work_files, "work_files")
+        object.__setattr__(self, "work_files", work)
+        if self.main_file is not None:
+            if not isinstance(self.main_file, str):
+                raise InvalidSpec(f"main_file must be a str or None, got {type(self.main_file).__name__}")
+            clean_key(self.main_file)
+            if self.main_file in work:
+                raise InvalidSpec(f"main_file {self.main_file!r} is also a work_files key")
+        if self.root_files is not None:
+            root = _file_map(self.root_files, "root_files")
+            for key in root:
+                parts = clean_key(key)
+                if parts[0] == "in":
+                    raise InvalidSpec(f"root_files key {key!r}: /in holds the read-only inputs (use files)")
+                if parts[0] == "work" and "/".join(parts[1:]) in work:
+                    raise InvalidSpec(f"root_files key {key!r} is also a work_files key")
+            object.__setattr__(self, "root_files", root)
         if self.limits is not None and not isinstance(self.limits, Limits):
             raise InvalidSpec("limits must be a Limits or None")
         if self.net is not None and not isinstance(self.net, NetPolicy):
             raise InvalidSpec("net must be a NetPolicy or None")
+
+    @property
+    def uses_caller_root(self) -> bool:
+        """True when ``root_files`` replaces the standard layout."""
+        return self.root_files is not None
 
     @property
     def stdin_bytes(self) -> bytes:
@@ -110,3 +146,16 @@ class Spec:
     @property
     def code_bytes(self) -> bytes:
         return self.code.encode() if isinstance(self.code, str) else self.code
+
+
+def _file_map(files: Mapping[str, bytes], what: str) -> Mapping[str, bytes]:
+    """A read-only copy of ``files`` with checked keys and bytes values."""
+    if not isinstance(files, Mapping):
+        raise InvalidSpec(f"{what} must be a mapping of relative paths to bytes, got {type(files).__name__}")
+    checked: dict[str, bytes] = {}
+    for key, data in dict(files).items():
+        clean_key(key)
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InvalidSpec(f"{what} {key!r}: content must be bytes, got {type(data).__name__}")
+        checked[key] = bytes(data)
+    return MappingProxyType(checked)
