@@ -6,7 +6,7 @@ It speaks ``Request``/``Outcome`` upward and only ``engine`` downward; no
 1. find the daemon (``detect``), resolve the image (``images``), pull it on
    first use with progress, or fail with ``BackendUnavailable`` saying how to
    get it offline;
-2. create the container from ``hardening_profile`` with the ``wrapper``
+2. create the container from ``oneshot_profile`` with the ``wrapper``
    script as its only process tree, attach to its stdio, start it, and
    write the input archive (``/in``, the program, stdin) to its stdin;
 3. stream stdout/stderr into ``request.output`` until the wrapper's trailer
@@ -35,21 +35,24 @@ Beyond ``run``: REPL sessions (``open_session``, bash and node, see
 ``session`` and ``drivers``), servers (``serve``, see ``serve``) and
 ``Spec.net`` policies (a per-run internal network plus the host's egress
 proxy, see ``egress`` and ``networks``). ``Spec.net=None`` keeps
-``network_mode=none``.
+``network_mode=none``, and so does a served guest: the proxy reaches it
+through its private network namespace only (``guestnet``, ``relay``), which
+needs root on a local rootful daemon; otherwise serving is refused with the
+reason.
 
 Host services and guests on a network: a container on one of our internal
-networks (a served guest, a ``NetPolicy`` run) has a route to the bridge's
-gateway, which is the host; without a firewall it could connect to any host
-service listening on that address or on a wildcard address (a database, SSH,
-a dev server). When this process may (root, i.e. CAP_NET_ADMIN, a working
-``iptables``, a rootful daemon whose bridges are in our network namespace),
-each such network gets a firewall chain that refuses everything from the
-guest to the host except the run's egress proxy (``hostfirewall``). When it
-may not (a user in the ``docker`` group, rootless Docker, Podman, no
-iptables), serving and ``NetPolicy`` runs are refused with the reason, unless
+networks (a ``NetPolicy`` run) has a route to the bridge's gateway, which is
+the host; without a firewall it could connect to any host service listening
+on that address or on a wildcard address (a database, SSH, a dev server).
+When this process may (root, i.e. CAP_NET_ADMIN, a working ``iptables``, a
+rootful daemon whose bridges are in our network namespace), each such
+network gets a firewall chain that refuses everything from the guest to the
+host except the run's egress proxy (``hostfirewall``). When it may not (a
+user in the ``docker`` group, rootless Docker, Podman, no iptables),
+``NetPolicy`` runs are refused with the reason, unless
 ``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1`` accepts that guests may reach host
-services; ``diagnostics()`` says which case applies. Plain runs
-(``network_mode=none``) and REPL sessions need no firewall.
+services; ``diagnostics()`` says which case applies. Plain runs, served
+guests (``network_mode=none``) and REPL sessions need no firewall.
 
 Cancellation: cancelling the awaiting task makes the worker kill the
 container within ``POLL`` seconds; ``run`` waits for the worker (and so for
@@ -83,14 +86,15 @@ from backends.docker.engine import (
     ImagePullFailed,
     version_tuple,
 )
+from backends.docker.guestnet import netns_unavailable_reason
 from backends.docker.hostfirewall import ALLOW_ENV, Detection, detect, host_reach_allowed
 from backends.docker.images import ImageResolver, config_path, env_var
 from backends.docker.oneshot import run_container
-from backends.docker.profile import hardening_profile, on_network
+from backends.docker.profile import on_network, oneshot_profile
 from backends.docker.serve import DockerGuestService, start_guest_service
 from backends.docker.session import DockerGuestSession, start_session
 from backends.docker.usage import check_inputs_fit
-from backends.docker.wrapper import input_archive, wrapper_script
+from backends.docker.wrapper import MARK_ENV, input_archive, wrapper_argv
 from playground.core import (
     BackendUnavailable,
     Diagnostic,
@@ -230,12 +234,13 @@ class DockerBackend:
         return found
 
     def _host_reach_reason(self) -> str | None:
-        """None when guests on a network may be started; else why not (the host cannot be shielded)."""
+        """None when guests on a network (``NetPolicy`` runs) may be started; else why not (the host cannot be
+        shielded)."""
         found = self._host_isolation()
         if found.firewall is not None or host_reach_allowed():
             return None
         return (
-            f"guests on serve/network mode could reach host services on the bridge gateway: {found.reason}. "
+            f"guests on network-policy runs could reach host services on the bridge gateway: {found.reason}. "
             f"Run as root (so the backend can firewall its bridges), or set {ALLOW_ENV}=1 to accept the risk"
         )
 
@@ -354,15 +359,16 @@ class DockerBackend:
         ctl.check()
         check_inputs_fit(request)
         mark = secrets.token_hex(16)
-        archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin, mark)
-        argv = ["/bin/sh", "-c", wrapper_script(spec, request.spec.args)]
-        kwargs = hardening_profile(request.limits, spec, info.kind)
+        archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin)
+        kwargs = oneshot_profile(request.limits, spec, info.kind)
         env = dict(request.spec.env)
         if net is not None:
             kwargs = on_network(kwargs, net.network)
             env.update(net.env)
+        argv = wrapper_argv(spec, request.spec.args, env)
         try:
-            container = engine.create(image, argv, kwargs, env)
+            # The guest's environment travels in argv; the container's holds only the marker (see wrapper).
+            container = engine.create(image, argv, kwargs, {MARK_ENV: mark})
         except EngineError as exc:
             raise BackendUnavailable(f"docker: {exc}") from exc
         try:
@@ -429,19 +435,27 @@ class DockerBackend:
     # -- serving ------------------------------------------------------------
 
     def serve_unavailable_reason(self, pack: Pack) -> str | None:
-        """Any pack this backend can run can serve (on its own internal network), when the host can be
-        shielded from that network (or ``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1`` says not to care)."""
-        return self.unavailable_reason(pack) or self._host_reach_reason()
+        """Any pack this backend can run can serve, when this process can enter the guest's private network
+        namespace (root, local rootful daemon): that is the proxy's only way in (see ``serve``)."""
+        return self.unavailable_reason(pack) or self._serve_reason()
+
+    def _serve_reason(self) -> str | None:
+        probe = self._probe.get()
+        endpoint = probe.endpoint
+        if endpoint is None:
+            return probe.reason or "no daemon"
+        path = endpoint.socket_path
+        rootless = "rootless" in endpoint.source.lower() or (path or "").startswith("/run/user/")
+        return netns_unavailable_reason(socket_path=path, rootless=rootless)
 
     async def serve(self, request: ServeRequest) -> GuestService:
         """Start the guest server; see ``backends.docker.serve``.
 
-        Cancellation: a half-started container and its network are removed
-        before ``CancelledError`` leaves.
+        Cancellation: a half-started container is removed before ``CancelledError`` leaves.
 
         Raises:
-            BackendUnavailable: no daemon, no image, the daemon refused, the host cannot be
-                shielded from the guest's network (see the module docs), or the backend is closed.
+            BackendUnavailable: no daemon, no image, the daemon refused, this process cannot enter
+                the guest's network namespace (see ``guestnet``), or the backend is closed.
         """
         if request.spec.net is not None:
             raise Unsupported("docker: a network policy for a served guest is not implemented yet")
@@ -449,16 +463,13 @@ class DockerBackend:
 
         def start(ctl: _RunControl) -> DockerGuestService:
             engine, info, _ = self._connected()
-            why = self._host_reach_reason()
+            why = self._serve_reason()
             if why is not None:
-                raise BackendUnavailable(f"docker: {why}")
-            firewall = self._host_isolation().firewall
+                raise BackendUnavailable(f"docker: cannot serve: {why}")
             image = self._ensure_image(engine, request.pack, None, ctl)
             ctl.check()
             try:
-                service = start_guest_service(
-                    engine, image=image, kind=info.kind, request=request, loop=loop, firewall=firewall
-                )
+                service = start_guest_service(engine, image=image, kind=info.kind, request=request, loop=loop)
             except EngineError as exc:
                 raise BackendUnavailable(f"docker: could not start the service: {exc}") from exc
             if ctl.cancelled.is_set():
@@ -556,12 +567,12 @@ class DockerBackend:
                 name=name,
                 ok=True,
                 detail=(
-                    "serving and network-policy guests are firewalled from host services "
+                    "network-policy guests are firewalled from host services "
                     f"({tables.iptables}{', ' + tables.ip6tables if tables.ip6tables else ''})"
                 ),
                 required=False,
             )
-        detail = f"guests on serve/network mode can reach host services on the bridge gateway: {found.reason}"
+        detail = f"guests on network-policy runs can reach host services on the bridge gateway: {found.reason}"
         if host_reach_allowed():
             return Diagnostic(
                 name=name,
@@ -573,7 +584,7 @@ class DockerBackend:
         return Diagnostic(
             name=name,
             ok=False,
-            detail=f"{detail}; serving and network-policy runs are refused",
+            detail=f"{detail}; network-policy runs are refused",
             hint=f"run as root (CAP_NET_ADMIN, iptables, rootful Docker), or set {ALLOW_ENV}=1 to accept the risk",
             required=False,
         )

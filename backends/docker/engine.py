@@ -79,6 +79,8 @@ class ContainerState:
     exit_code: int
     oom_killed: bool
     error: str = ""
+    #: The container's init as the daemon's PID namespace sees it (0 when not running).
+    pid: int = 0
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -408,6 +410,7 @@ class Engine:
             exit_code=int(state.get("ExitCode", -1)),
             oom_killed=bool(state.get("OOMKilled")),
             error=str(state.get("Error") or ""),
+            pid=int(state.get("Pid") or 0),
         )
 
     def remove(self, container: str) -> None:

@@ -37,7 +37,7 @@ Docker's own chains, so our rules sit next to Docker's.
 Needs CAP_NET_ADMIN in the network namespace where the daemon makes its
 bridges (rootful Docker, run as root). Without it (a user in the ``docker``
 group, rootless Docker, Podman) ``detect`` says why, and the backend refuses
-serving and ``NetPolicy`` runs unless ``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1``
+``NetPolicy`` runs unless ``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1``
 (``ALLOW_ENV``) accepts the risk.
 """
 
@@ -63,7 +63,7 @@ BRIDGE_PREFIX: Final = "pgbr-"
 CHAIN_PREFIX: Final = "PG-"
 #: Hex digits in a network's token.
 TOKEN_LENGTH: Final = 10
-#: Set to ``1`` to serve and run with a network policy even when the host cannot be shielded.
+#: Set to ``1`` to run with a network policy even when the host cannot be shielded (serving needs no network).
 ALLOW_ENV: Final = "PLAYGROUND_DOCKER_ALLOW_HOST_REACH"
 #: The Linux capability number of CAP_NET_ADMIN.
 CAP_NET_ADMIN: Final = 12

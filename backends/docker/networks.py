@@ -1,4 +1,7 @@
-"""Per-service and per-run Docker networks: ``internal`` bridges on subnets we choose.
+"""Per-run Docker networks (``NetPolicy`` runs): ``internal`` bridges on subnets we choose.
+
+Served guests use none since issue #12: a bridge gives the host a route to
+the guest, which bypassed the reverse proxy (see ``guestnet``).
 
 Each network is a ``/28`` from ``POOL`` (10.213.0.0/16, private) that
 overlaps no existing Docker network and no route of the host; the daemon is

@@ -10,7 +10,10 @@ a daemon and is unit-tested on its own. What it guarantees for every run:
 * no capabilities (``cap_drop=ALL``), ``no-new-privileges``, user
   ``65534:65534``, no privileged mode, no devices, no host bind mounts or
   volumes, no Docker socket, ``network_mode="none"``, ``ipc_mode="none"``,
-  an init process (``docker-init``/catatonit) as PID 1;
+  an init process (``docker-init``/catatonit) as PID 1. One exception,
+  ``oneshot_profile``: a run's wrapper starts as root with four
+  capabilities so the guest cannot forge its trailer; the guest itself
+  still runs as 65534 with none (see ``wrapper``);
 * memory = memory+swap (no swap), ``pids_limit``, ``nano_cpus``;
 * ulimits: ``nofile``, ``nproc``, ``fsize``, ``cpu`` (from ``cpu_time``) and
   ``core=0``; logging driver ``none`` (guest output never reaches the
@@ -171,6 +174,42 @@ def session_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[
     if isinstance(host.get("pids_limit"), int) and host["pids_limit"] > 0:
         host["pids_limit"] += SESSION_PROCS
     return profile
+
+
+#: The capabilities of a run's wrapper (root in the container): drop to the guest user (SETUID, SETGID,
+#: SETPCAP to empty the guest's bounding set) and kill every guest process before the trailer (KILL).
+WRAPPER_CAPS: Final = ("SETUID", "SETGID", "SETPCAP", "KILL")
+#: The user a run's wrapper starts as (see ``wrapper``); the guest always runs as ``GUEST_USER``.
+WRAPPER_USER: Final = "0:0"
+
+
+def oneshot_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+    """Create-kwargs for one run: ``hardening_profile`` whose main process is the root wrapper.
+
+    Why root: the wrapper must be a user the guest cannot ptrace, read under
+    ``/proc`` or signal, so that the trailer it writes (usage, the marker)
+    cannot be forged (issue #12). It gets only ``WRAPPER_CAPS`` (kept under
+    ``no-new-privileges``, on a read-only root), runs only our script, and
+    hands the guest user 65534 no capability at all (``wrapper._DROP``).
+    ``pids_limit`` stays ``max_procs + PIDS_OVERHEAD``: init and the wrapper,
+    while the guest's shell ``exec``s the program (during a compile step
+    that shell is one of the guest's processes).
+    Podman's tmpfs ``U`` option would give the mounts to root: there the
+    guest's mounts are world-writable and sticky instead (the guest creates
+    the files, so they are its own).
+    """
+    profile = hardening_profile(limits, spec, kind)
+    host = profile["host_config"]
+    assert isinstance(host, dict)
+    host = {**host, "cap_add": list(WRAPPER_CAPS)}
+    if kind is EngineKind.PODMAN:
+        tmpfs = host["tmpfs"]
+        assert isinstance(tmpfs, dict)
+        host["tmpfs"] = {
+            path: ",".join("mode=1777" if o == "mode=0755" else o for o in opts.split(",") if o != "U")
+            for path, opts in tmpfs.items()
+        }
+    return {**profile, "host_config": host, "user": WRAPPER_USER}
 
 
 #: The embedded DNS server's upstream on our networks: container-local loopback, where nothing listens.

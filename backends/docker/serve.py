@@ -1,15 +1,20 @@
-"""``DockerGuestService``: a guest server in a hardened container on its own internal network.
+"""``DockerGuestService``: a guest server in a hardened container that only the proxy can reach.
 
 The container is set up like a run (inputs through the stdin tar, see
-``wrapper.serve_script``) with three differences: it sits on a fresh
-``internal`` network (``networks``; firewalled off from the host's own
-services by ``hostfirewall`` when we may) instead of ``network_mode=none``,
-RLIMIT_CPU is left out (the service's TTL bounds its life), and the program
-is ``exec``'d, so there is no trailer and no ``/out``. The host-side proxy
-reaches it at its address on that network (``upstream``). Guest
-stdout/stderr stream into the ``LogBuffer`` as they come.
+``wrapper.serve_script``) with two differences: RLIMIT_CPU is left out (the
+service's TTL bounds its life), and the program is ``exec``'d, so there is no
+trailer and no ``/out``. Guest stdout/stderr stream into the ``LogBuffer`` as
+they come.
 
-``stop()`` kills and removes the container, then the network; it is
+How the proxy reaches it (issue #12, item 4): the container has *no*
+network (``network_mode=none``, like a run), so neither the host nor another
+container has any route to it, and it has none out. The proxy's upstream is
+a ``relay.PortRelay`` per exposed port: a 127.0.0.1 port of this process
+that admits only this process's own connections and joins each to a socket
+made inside the guest's network namespace (``guestnet``). Serving therefore
+needs to be root on a local rootful daemon (``unavailable_reason``).
+
+``stop()`` closes the relays, then kills and removes the container; it is
 idempotent, and every failure path during start does the same.
 """
 
@@ -18,14 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import threading
 from typing import Final
 
 from backends.docker.engine import Attachment, ContainerState, Engine, EngineError
-from backends.docker.hostfirewall import HostFirewall
-from backends.docker.networks import GuestNetwork, create_guest_network, isolate_from_host, remove_guest_network
-from backends.docker.profile import EngineKind, long_lived_profile, on_network
+from backends.docker.guestnet import GuestNetns, NetnsError
+from backends.docker.profile import EngineKind, long_lived_profile
+from backends.docker.relay import PortRelay
 from backends.docker.wrapper import input_archive, serve_script
 from playground.core import LogBuffer, MemoryLimitExceeded, Outcome, ServeError, ServeRequest, TCPAddress
 
@@ -43,16 +47,16 @@ class DockerGuestService:
         *,
         engine: Engine,
         container: str,
-        network: GuestNetwork,
-        address: str,
+        netns: GuestNetns,
         attachment: Attachment,
         logs: LogBuffer,
         memory: int | None,
         loop: asyncio.AbstractEventLoop,
     ) -> None:
         self.container = container
-        self.network = network
-        self.address = address
+        self.netns = netns
+        #: One relay per exposed guest port, made by ``upstream`` (on ``loop``).
+        self.relays: dict[int, PortRelay] = {}
         self._engine = engine
         self._attachment = attachment
         self._logs = logs
@@ -68,8 +72,18 @@ class DockerGuestService:
         self._reader.start()
 
     def upstream(self, guest_port: int) -> TCPAddress:
-        """The container's address on its internal network: reachable from the host only."""
-        return TCPAddress(self.address, guest_port)
+        """The relay's address for ``guest_port``: it admits only this process (call it on ``loop``).
+
+        Raises:
+            ServeError: the service is stopping.
+        """
+        with self._teardown_lock:
+            if self._torn_down:
+                raise ServeError("the service is stopping")
+            relay = self.relays.get(guest_port)
+            if relay is None:
+                relay = self.relays[guest_port] = PortRelay(self.netns, guest_port, self._loop)
+        return relay.address
 
     def _read(self) -> None:
         try:
@@ -108,7 +122,7 @@ class DockerGuestService:
         return self._engine.state(self.container)
 
     async def stop(self) -> None:
-        """Kill and remove the container, then the network. Idempotent; concurrent calls share one stop."""
+        """Close the relays, kill and remove the container. Idempotent; concurrent calls share one stop."""
         if self._stopping is None:
             self._stopping = self._loop.create_task(asyncio.to_thread(self._teardown))
         await asyncio.shield(self._stopping)
@@ -119,13 +133,16 @@ class DockerGuestService:
             if self._torn_down:
                 return
             self._torn_down = True
+            relays = list(self.relays.values())
+        for relay in relays:
+            relay.close()
+        self.netns.close()
         try:
             self._engine.remove(self.container)
         except EngineError:
             log.warning("could not remove service container %s", self.container[:12], exc_info=True)
         self._attachment.close()
         self._reader.join(timeout=10.0)
-        remove_guest_network(self._engine, self.network)
 
 
 def start_guest_service(
@@ -135,50 +152,50 @@ def start_guest_service(
     kind: EngineKind,
     request: ServeRequest,
     loop: asyncio.AbstractEventLoop,
-    firewall: HostFirewall | None = None,
 ) -> DockerGuestService:
-    """Create the network (shielding the host from it with ``firewall``) and the container, start it,
-    feed its inputs (blocking).
+    """Create the container (no network), start it, feed its inputs and open its network namespace (blocking).
 
-    On any failure the container and the network (and its firewall chain) are removed before the error leaves.
+    On any failure the container is removed before the error leaves.
+
+    Raises:
+        EngineError: the daemon refused, or the guest's namespace could not be entered.
     """
     spec = request.pack.docker
     assert spec is not None
-    network = create_guest_network(engine, "serve", firewall=firewall)
-    container: str | None = None
+    archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin)
+    argv = ["/bin/sh", "-c", serve_script(spec, request.spec.args)]
+    profile = long_lived_profile(request.limits, spec, kind)
+    container = engine.create(image, argv, profile, request.spec.env)
     try:
-        isolate_from_host(network)
-        archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin, secrets.token_hex(16))
-        argv = ["/bin/sh", "-c", serve_script(spec, request.spec.args)]
-        profile = on_network(long_lived_profile(request.limits, spec, kind), network.name)
-        container = engine.create(image, argv, profile, request.spec.env)
         attachment = engine.attach(container)
         try:
             engine.start(container)
             attachment.send_and_close_stdin(archive)
-            address = engine.container_address(container, network.id)
-            if not address:
-                raise EngineError(f"the container got no address on {network.name}")
-            service = DockerGuestService(
-                engine=engine,
-                container=container,
-                network=network,
-                address=address,
-                attachment=attachment,
-                logs=request.logs,
-                memory=_opt_int(request.limits.get("memory")),
-                loop=loop,
-            )
+            try:
+                netns = GuestNetns.open(engine, container)
+            except NetnsError as exc:
+                raise EngineError(f"cannot reach the guest: {exc}") from exc
+            try:
+                service = DockerGuestService(
+                    engine=engine,
+                    container=container,
+                    netns=netns,
+                    attachment=attachment,
+                    logs=request.logs,
+                    memory=_opt_int(request.limits.get("memory")),
+                    loop=loop,
+                )
+            except BaseException:
+                netns.close()
+                raise
         except BaseException:
             attachment.close()
             raise
         service.start_reading()
         return service
     except BaseException:
-        if container is not None:
-            with contextlib.suppress(EngineError):
-                engine.remove(container)
-        remove_guest_network(engine, network)
+        with contextlib.suppress(EngineError):
+            engine.remove(container)
         raise
 
 

@@ -18,12 +18,23 @@ Control frames carry the session's 128-bit nonce (the driver reads it from
 a file and deletes it before any guest code runs); a control frame with
 another nonce, or any malformed frame, kills the session.
 
-What this does not stop: guest code runs as the same uid as the driver in
-the same container, so a guest that sets out to attack the driver (ptrace,
-``/proc/<pid>/fd``) can make its own session lie about its own evals. It
-cannot go beyond that: wall time and the output cap are enforced here on
-the host, every frame is parsed as hostile input, and each session has its
-own container.
+Why the nonce being guest-readable is not issue #12's trailer flaw: the
+driver runs as the guest's uid, so a guest can read the nonce from the
+driver's memory (``/proc/<pid>/mem``), reopen the driver's stdout through
+``/proc/<pid>/fd/1`` or write to the driver's result FIFO, and so end its
+own eval early with a status of its choosing. But an eval's status is by
+construction reported by the interpreter the guest's code runs in (the code
+could always make its interpreter report anything), and nothing the host
+enforces or reports comes from a frame: wall time and the output cap are
+measured here on the host (a forged early R only ends the wait sooner, and
+a real R arriving later for an old eval kills the session as out of turn),
+memory is the container's cgroup and OOM comes from the engine's
+``OOMKilled``, and a session outcome carries no usage. A one-shot run's
+trailer differed: it carried usage and ``/out`` that the host believed,
+which is why the run wrapper now runs as another user (see ``wrapper``).
+Printed bytes - even a perfect R frame with the right nonce - stay output
+(``tests/integration/docker/test_forged_trailer.py``), every frame is parsed
+as hostile input, and each session has its own container.
 
 Ctrl-C (``interrupt``): the interpreter leads its own process group (its
 pid comes in the READY frame); the host sends SIGINT to that group from

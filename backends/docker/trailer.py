@@ -4,8 +4,10 @@ The wrapper (see ``wrapper``) ends its stdout with ``\\n MARK \\n``, usage
 reports and a tar of ``/out``. ``MarkerSplitter`` finds the first marker in
 a stream of chunks while holding back only ``len(needle) - 1`` bytes, so
 guest output reaches the capture as it arrives. ``parse_trailer`` reads the
-sections; every field is optional because a guest may have forged or cut
-the trailer.
+sections; every field is optional because the trailer may be cut short (the
+container was killed at a limit while writing it). The guest cannot forge
+it: the marker lives only in the root wrapper, which the guest cannot read,
+and no guest process is left alive when the trailer is written.
 """
 
 from __future__ import annotations

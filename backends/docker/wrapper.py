@@ -1,4 +1,4 @@
-"""What runs inside the container: the wrapper script and the input archive it unpacks.
+"""What runs inside a run's container: the wrapper scripts and the input archive they unpack.
 
 Why it works this way (measured on Docker 20.10 and documented for Podman):
 
@@ -8,46 +8,107 @@ Why it works this way (measured on Docker 20.10 and documented for Podman):
   container's mount namespace). So inputs cannot be copied in, and
   ``/out`` cannot be copied out after the container stopped: its tmpfs is
   gone by then.
-* Instead the container's main process (under ``docker-init``) is this POSIX
-  ``sh`` wrapper, which only needs ``sh`` and ``tar`` in the image. Its stdin
-  carries one tar stream (``input_archive``): ``/in`` files, the program
-  under ``/work`` and, hidden under ``/work/.playground``, the guest's stdin
-  and a per-run random marker. The wrapper unpacks it into the tmpfs
-  mounts, makes ``/in`` read-only by permission (``chmod -R a-w``; it is
-  owned by the guest uid, which has no capabilities, so a guest that
-  chmods its own copy back changes only its own copy), opens the stdin file
-  and deletes the staging directory, then runs the compile step (stdin
-  ``/dev/null``) and the program (stdin = that file).
-* When the program ends, the wrapper kills every other guest process
-  (``kill -s KILL -1``: same uid, init is exempt), so nothing can write to
-  stdout any more, and writes a trailer to stdout: the marker, ``df`` byte
-  and inode usage of the four mounts, the cgroup's peak memory, the marker
-  again, and ``tar -c`` of ``/out``. The host splits guest stdout from the
-  trailer at the first marker. A guest could read the marker from the
-  wrapper and forge a trailer: that only corrupts its own result, which the
-  host parses as hostile input anyway (``outtar``).
-* The wrapper exits with the program's status, so the container's exit
-  code, ``OOMKilled`` and ``docker wait`` mean what they usually mean.
+* So the container's main process (under ``docker-init``) is a POSIX ``sh``
+  wrapper that needs only ``sh``, ``tar``, ``setpriv`` (util-linux) or
+  ``su``, ``df`` and ``cat`` in the image. Its stdin carries one tar stream
+  (``input_archive``): ``/in`` files, the program under ``/work`` and,
+  hidden under ``/work/.playground``, the guest's stdin.
+
+Two users, and why (issue #12): the wrapper runs as root *in the container*
+with only ``CAP_SETUID``, ``CAP_SETGID``, ``CAP_SETPCAP`` and ``CAP_KILL``
+(``profile.oneshot_profile``; ``no-new-privileges`` and the read-only root
+stay), and everything that touches guest code runs as the guest user
+65534 with no capabilities at all, dropped by ``setpriv`` (bounding set
+emptied too; ``su`` where the image lacks util-linux's ``setpriv``, see
+``_DROP``). The guest cannot ptrace the wrapper, read its memory, its
+environment or its file descriptors under ``/proc``, or signal it: those
+need the same uid or a capability the guest does not have. That is what
+makes the trailer trustworthy:
+
+1. the wrapper takes the run's random marker from its environment
+   (``MARK_ENV``, set by the host at create time) and unsets it; it is never
+   in an argv (``/proc/*/cmdline`` is world-readable) nor in a file;
+2. it unpacks the archive *as the guest* (so the files are the guest's, as
+   before), then runs ``guest_script`` as the guest with the spec's
+   environment (passed as ``NAME=value`` arguments, see ``wrapper_argv``, so
+   that the wrapper itself never runs with an environment the guest chose:
+   no ``LD_PRELOAD`` or ``PATH`` of the guest's reaches a root process): it
+   makes ``/in`` read-only by permission, opens the stdin file, deletes the
+   staging directory, runs the compile step (stdin ``/dev/null``) and the
+   program (stdin = that file);
+3. when that ends, the wrapper kills every other process (``kill -s KILL
+   -1`` with ``CAP_KILL``: init is exempt) and waits until the kernel has
+   reaped them all (``_SETTLE``), so no guest process holds the container's
+   stdout any more, then writes the trailer: the marker, ``df`` byte and inode
+   usage of the four mounts, the cgroup's peak memory, the marker again, and
+   ``tar -c`` of ``/out`` (run as the guest, which may read its own files;
+   nothing of the guest is alive to tamper with it, and the host parses the
+   tar as hostile input anyway, see ``outtar``);
+4. it exits with the guest's status, so the container's exit code (from the
+   engine), ``OOMKilled`` and ``docker wait`` mean what they usually mean.
+
+A guest that prints a marker of its own cannot know the real one: the host
+splits at the first real marker, so guest bytes stay guest output.
+
+Serving (``serve_script``) and sessions (``drivers``) run as the guest
+throughout: they have no trailer to protect (see their modules).
 """
 
 from __future__ import annotations
 
 import io
+import secrets
 import shlex
 import tarfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final
 
 from playground.core import VFS, DockerSpec
 from playground.core.vfs import Dir, File
 
-#: Hidden staging directory inside /work; removed before the guest starts.
+#: Hidden staging directory inside /work; removed before the guest's program starts.
 STAGE: Final = "/work/.playground"
 #: Exit status of the wrapper when the image cannot unpack the inputs.
 SETUP_FAILED: Final = 125
 #: The mounts whose usage the trailer reports, in order.
 REPORTED_MOUNTS: Final = ("/in", "/work", "/out", "/tmp")
+#: The environment variable that hands the marker to the wrapper (unset before anything else runs).
+MARK_ENV: Final = "PLAYGROUND_MARK"
+#: The guest's uid and gid.
+GUEST_ID: Final = 65534
+#: The wrapper's own PATH: system directories only (the image's PATH goes to the guest).
+ROOT_PATH: Final = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+#: ``drop CMD...``: run CMD as the guest with no capability left. util-linux ``setpriv`` also empties
+#: the bounding set; where the image has no such ``setpriv`` (Alpine: busybox's lacks ``--reuid``), ``su``
+#: is the fallback: the guest then keeps a bounding set but no permitted or effective capability, and
+#: ``no-new-privileges`` keeps it that way. The choice is made before any guest code exists.
+_DROP: Final = (
+    f"_sp='--reuid={GUEST_ID} --regid={GUEST_ID} --clear-groups --inh-caps=-all --bounding-set=-all'",
+    "if setpriv $_sp -- true 2>/dev/null; then",
+    '  drop() { setpriv $_sp -- "$@"; }',
+    'elif [ -n "$guest_name" ] && su -p -s /bin/sh -c true -- "$guest_name" 2>/dev/null; then',
+    "  drop() { su -p -s /bin/sh -c 'exec \"$0\" \"$@\"' -- \"$guest_name\" \"$@\"; }",
+    "else",
+    f"  echo 'sandbox: the image has neither setpriv (util-linux) nor su to start the guest as user {GUEST_ID}' >&2",
+    f"  exit {SETUP_FAILED}",
+    "fi",
+)
+
+#: Kill every process but init and the wrapper, and wait until the kernel has reaped them (init
+#: reaps orphans), so nothing of the guest can still write to stdout. Builtins only, except sleep.
+_SETTLE: Final = (
+    "while :; do",
+    "  kill -s KILL -1 2>/dev/null",
+    "  left=",
+    "  for p in /proc/[0-9]*; do",
+    '    case ${p#/proc/} in 1|"$$") ;; *) left=1; break ;; esac',
+    "  done",
+    '  [ -n "$left" ] || break',
+    "  sleep 0.005 2>/dev/null || sleep 1",
+    "done",
+)
 
 
 def main_path(spec: DockerSpec) -> str:
@@ -66,35 +127,80 @@ def expand(template: Sequence[str], main: str, args: Sequence[str]) -> list[str]
     return out
 
 
-def _setup_lines() -> tuple[str, ...]:
-    """Unpack the input archive, protect /in, open the guest's stdin as fd 3, drop the staging dir."""
+def _unpack_lines() -> tuple[str, ...]:
+    """Unpack the input archive from stdin at ``/`` (run by the guest user)."""
     return (
         "umask 022",
         "if ! tar -x -o -f - -C /; then",
         "  echo 'sandbox: the image could not unpack the inputs (it needs /bin/sh and tar)' >&2",
         f"  exit {SETUP_FAILED}",
         "fi",
-        f"IFS= read -r mark < {STAGE}/mark || exit {SETUP_FAILED}",
+    )
+
+
+def _prepare_lines() -> tuple[str, ...]:
+    """Protect /in, open the guest's stdin as fd 3, drop the staging dir (run by the guest user)."""
+    return (
         "chmod -R a-w /in 2>/dev/null",
         f"if [ -f {STAGE}/stdin ]; then exec 3< {STAGE}/stdin; else exec 3< /dev/null; fi",
         f"rm -rf {STAGE}",
     )
 
 
-def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
-    """The ``sh -c`` script the container runs; see the module docstring."""
+def guest_script(spec: DockerSpec, args: Sequence[str]) -> str:
+    """The part of a run that the guest user runs: prepare, compile, run; its status is the run's."""
     main = main_path(spec)
     run = shlex.join(expand(spec.cmd, main, args))
     compile_words = expand(spec.compile, main, args) if spec.compile else []
-    step = f"{shlex.join(compile_words)} </dev/null 3<&- && {run} <&3 3<&-" if compile_words else f"{run} <&3 3<&-"
+    # exec: the program's own status reaches the wrapper, and the shell takes no process slot while it runs.
+    step = f"exec {run} <&3 3<&-"
+    if compile_words:
+        step = f"{shlex.join(compile_words)} </dev/null 3<&- && {step}"
+    return "\n".join((*_prepare_lines(), step))
+
+
+def _delimiter(text: str) -> str:
+    """A here-document delimiter that is no line of ``text`` (so the guest part cannot end it early)."""
+    lines = set(text.splitlines())
+    while True:
+        word = f"PLAYGROUND_GUEST_{secrets.token_hex(8)}"
+        if word not in lines:
+            return word
+
+
+def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
+    """The ``sh -c`` script a run's container runs as its (root, few-capability) main process.
+
+    See the module docstring; its positional parameters are the guest's
+    environment (``wrapper_argv``).
+    """
+    guest = guest_script(spec, args)
+    delimiter = _delimiter(guest)
     mounts = " ".join(REPORTED_MOUNTS)
     return "\n".join(
         (
-            *_setup_lines(),
-            step,
+            f"mark=${{{MARK_ENV}-}}",
+            f"unset {MARK_ENV}",
+            "guest_path=$PATH",
+            f"PATH={ROOT_PATH}",
+            "guest_home=/",
+            "guest_name=",
+            "while IFS=: read -r _n _p _u _g _c _h _s; do",
+            f'  if [ "$_u" = {GUEST_ID} ]; then guest_home=$_h; guest_name=$_n; break; fi',
+            "done 2>/dev/null </etc/passwd",
+            *_DROP,
+            "umask 022",
+            "if ! drop tar -x -o -f - -C /; then",
+            "  echo 'sandbox: the image could not unpack the inputs (it needs /bin/sh, tar and setpriv)' >&2",
+            f"  exit {SETUP_FAILED}",
+            "fi",
+            f"guest=$(cat <<'{delimiter}'",
+            guest,
+            delimiter,
+            ")",
+            'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest" </dev/null',
             "rc=$?",
-            "exec 3<&-",
-            "kill -s KILL -1 2>/dev/null",
+            *_SETTLE,
             "printf '\\n%s\\n' \"$mark\"",
             f"df -P -k {mounts} 2>/dev/null",
             "printf '%s\\n' \"$mark\"",
@@ -103,17 +209,26 @@ def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
             "cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null"
             " || cat /sys/fs/cgroup/memory.peak 2>/dev/null",
             "printf '%s\\n' \"$mark\"",
-            "cd /out && tar -c -f - . 2>/dev/null",
+            "drop tar -c -f - -C /out . 2>/dev/null",
             "exit $rc",
         )
     )
 
 
-def serve_script(spec: DockerSpec, args: Sequence[str]) -> str:
-    """The ``sh -c`` script of a guest server: the same setup, then ``exec`` the program.
+def wrapper_argv(spec: DockerSpec, args: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """The container's command: the wrapper, with the guest's environment as ``NAME=value`` arguments.
 
-    No trailer: the server's output streams straight to the logs, and its
-    exit status (or OOM kill) is the container's.
+    The container's own environment then holds only the image's variables
+    and ``MARK_ENV``: the root wrapper never runs with variables the guest chose.
+    """
+    return ["/bin/sh", "-c", wrapper_script(spec, args), "sh", *(f"{name}={value}" for name, value in env.items())]
+
+
+def serve_script(spec: DockerSpec, args: Sequence[str]) -> str:
+    """The ``sh -c`` script of a guest server: unpack and prepare as a run does, then ``exec`` the program.
+
+    It runs as the guest throughout. No trailer: the server's output streams
+    straight to the logs, and its exit status (or OOM kill) is the container's.
     """
     main = main_path(spec)
     run = shlex.join(expand(spec.cmd, main, args))
@@ -122,7 +237,7 @@ def serve_script(spec: DockerSpec, args: Sequence[str]) -> str:
         last = f"{compile_words} </dev/null 3<&- || exit $?\nexec {run} <&3 3<&-"
     else:
         last = f"exec {run} <&3 3<&-"
-    return "\n".join((*_setup_lines(), last))
+    return "\n".join((*_unpack_lines(), *_prepare_lines(), last))
 
 
 def _walk_in(vfs: VFS) -> Iterator[tuple[str, Dir | File]]:
@@ -163,8 +278,10 @@ def guest_tar(entries: Iterable[TarEntry]) -> bytes:
     return buf.getvalue()
 
 
-def input_archive(vfs: VFS, spec: DockerSpec, code: bytes, stdin: bytes, mark: str) -> bytes:
-    """The tar stream the wrapper unpacks at ``/``: ``/in``, the program, stdin and the marker.
+def input_archive(vfs: VFS, spec: DockerSpec, code: bytes, stdin: bytes) -> bytes:
+    """The tar stream the wrapper unpacks at ``/`` (as the guest): ``/in``, the program and its stdin.
+
+    No marker: the guest can read everything in here.
 
     Holds only regular files and directories with relative names the VFS
     already validated; nothing the host reads from disk.
@@ -177,7 +294,6 @@ def input_archive(vfs: VFS, spec: DockerSpec, code: bytes, stdin: bytes, mark: s
     entries += [
         (main_path(spec).lstrip("/"), code, 0o644),
         (stage, None, 0o700),
-        (f"{stage}/mark", mark.encode() + b"\n", 0o600),
     ]
     if stdin:
         entries.append((f"{stage}/stdin", stdin, 0o600))

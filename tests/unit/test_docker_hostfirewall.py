@@ -23,7 +23,6 @@ from backends.docker.hostfirewall import (
     stale_bridges,
     unguard_rules,
 )
-from playground.packs import node
 
 BRIDGE = "pgbr-0123456789"
 CHAIN = "PG-0123456789"
@@ -235,23 +234,24 @@ def backend_without_firewall(monkeypatch: pytest.MonkeyPatch) -> DockerBackend:
     return backend
 
 
-def test_without_firewall_serving_is_refused_with_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
+# Served guests have no network at all since issue #12 (item 4): the firewall gates NetPolicy runs only.
+def test_without_firewall_network_runs_are_refused_with_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(hf.ALLOW_ENV, raising=False)
     backend = backend_without_firewall(monkeypatch)
-    why = backend.serve_unavailable_reason(node.PACK)
+    why = backend._host_reach_reason()
     assert why is not None
     assert "can reach host services on the bridge gateway" in why.replace("could", "can")
     assert "run as root" in why.lower() and f"{hf.ALLOW_ENV}=1" in why
     line = backend._isolation_diagnostic()
     assert not line.ok and not line.required
-    assert "guests on serve/network mode can reach host services on the bridge gateway" in line.detail
+    assert "guests on network-policy runs can reach host services on the bridge gateway" in line.detail
     assert "refused" in line.detail and hf.ALLOW_ENV in line.hint
 
 
-def test_without_firewall_the_opt_in_serves_and_diagnostics_still_warn(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_firewall_the_opt_in_runs_and_diagnostics_still_warn(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(hf.ALLOW_ENV, "1")
     backend = backend_without_firewall(monkeypatch)
-    assert backend.serve_unavailable_reason(node.PACK) is None
+    assert backend._host_reach_reason() is None
     line = backend._isolation_diagnostic()
     assert not line.ok and not line.required
     assert "can reach host services on the bridge gateway" in line.detail and f"{hf.ALLOW_ENV}=1" in line.detail

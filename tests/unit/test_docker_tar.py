@@ -9,7 +9,7 @@ import pytest
 
 from backends.docker.outtar import OutQuotaExceeded, clean_member_name, read_out_archive
 from backends.docker.trailer import MarkerSplitter, parse_df, parse_trailer
-from backends.docker.wrapper import STAGE, expand, input_archive, wrapper_script
+from backends.docker.wrapper import MARK_ENV, STAGE, expand, guest_script, input_archive, wrapper_argv, wrapper_script
 from playground.core import VFS, DockerSpec
 
 
@@ -180,7 +180,7 @@ def test_expand_main_and_args() -> None:
 def test_wrapper_quotes_arguments_and_chains_compile() -> None:
     spec = DockerSpec(image="i", compile=("cc", "{main}"), cmd=("/work/a.out", "{args}"), main_file="m.c")
     script = wrapper_script(spec, ["$(reboot)", "it's"])
-    assert "cc /work/m.c </dev/null 3<&- && /work/a.out '$(reboot)' 'it'\"'\"'s' <&3 3<&-" in script
+    assert "cc /work/m.c </dev/null 3<&- && exec /work/a.out '$(reboot)' 'it'\"'\"'s' <&3 3<&-" in script
     assert "kill -s KILL -1" in script
 
 
@@ -188,16 +188,16 @@ def test_input_archive_layout() -> None:
     vfs = VFS(fs_quota=None, max_files=None)
     vfs.seed_inputs({"data/a.txt": b"A", "b.bin": b"\0"})
     spec = DockerSpec(image="i", cmd=("bash", "{main}"), main_file="main.sh")
-    blob = input_archive(vfs, spec, b"echo hi", b"stdin!", "MARK")
+    blob = input_archive(vfs, spec, b"echo hi", b"stdin!")
     with tarfile.open(fileobj=io.BytesIO(blob)) as archive:
         members = {m.name: m for m in archive.getmembers()}
+        # No marker: the guest unpacks (and can read) all of it (issue #12).
         assert set(members) == {
             "in/b.bin",
             "in/data",
             "in/data/a.txt",
             "work/main.sh",
             STAGE[1:],
-            f"{STAGE[1:]}/mark",
             f"{STAGE[1:]}/stdin",
         }
         assert all(m.isreg() or m.isdir() for m in members.values())
@@ -209,4 +209,33 @@ def test_input_archive_layout() -> None:
 
         assert read("work/main.sh") == b"echo hi"
         assert read(f"{STAGE[1:]}/stdin") == b"stdin!"
-        assert read(f"{STAGE[1:]}/mark") == b"MARK\n"
+
+
+
+# -- issue #12: the trailer's secret never reaches anything the guest can read ----------------------------
+
+
+def test_wrapper_argv_carries_the_env_but_no_marker() -> None:
+    spec = DockerSpec(image="i", cmd=("bash", "{main}"), main_file="main.sh")
+    argv = wrapper_argv(spec, ["a"], {"GREETING": "hi there", "-odd name": "x=y"})
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3:] == ["sh", "GREETING=hi there", "-odd name=x=y"]
+    script = argv[2]
+    # The marker comes from the environment, is unset at once and is never written anywhere but stdout.
+    assert script.startswith(f"mark=${{{MARK_ENV}-}}\nunset {MARK_ENV}\n")
+    assert script.count("$mark") == 4 and all("printf" in line for line in script.splitlines() if "$mark" in line)
+    # Guest code runs only through drop, which leaves no capability (setpriv) or falls back to su.
+    assert "--bounding-set=-all" in script and "--inh-caps=-all" in script
+    assert 'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest"' in script
+    # Nothing of the guest may still write when the trailer starts.
+    assert script.index("kill -s KILL -1") < script.index("printf '\\n%s\\n' \"$mark\"")
+
+
+def test_guest_part_cannot_end_its_here_document_early() -> None:
+    spec = DockerSpec(image="i", cmd=("bash", "{main}", "{args}"), main_file="main.sh")
+    script = wrapper_script(spec, ["\nPLAYGROUND_GUEST_x\n", "\nid -u\n"])
+    lines = script.splitlines()
+    opener = next(line for line in lines if line.startswith("guest=$(cat <<'"))
+    delimiter = opener.split("'")[1]
+    assert lines.count(delimiter) == 1  # the arguments cannot contain it as a line
+    body = script.split(opener + "\n", 1)[1].split("\n" + delimiter + "\n", 1)[0]
+    assert body == guest_script(spec, ["\nPLAYGROUND_GUEST_x\n", "\nid -u\n"])

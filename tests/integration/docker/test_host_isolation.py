@@ -1,19 +1,22 @@
 """Guests on our networks cannot reach host services: the per-bridge firewall chain (``hostfirewall``).
 
-A served guest and a ``NetPolicy`` run each try to connect to two listeners
-of the host: one bound to 0.0.0.0 and one bound to their bridge's gateway
-address. Both must be refused (and accept nothing), while the host's reverse
-proxy still reaches the served guest and the run still reaches its egress
-proxy. After stop, nothing of the chain is left in ``iptables -S``.
+A ``NetPolicy`` run tries to connect to two listeners of the host: one bound
+to 0.0.0.0 and one bound to its bridge's gateway address. Both must be
+refused (and accept nothing), while the run still reaches its egress proxy.
+After stop, nothing of the chain is left in ``iptables -S``. A served guest
+has no network at all since issue #12: it tries the host's listener through
+the host's address on Docker's default bridge and gets no route.
 
-Network rule: the guests connect only to the host's address on the bridge
-the test created; the test client talks only to 127.0.0.1.
+Network rule: the guests connect only to the host's address on a bridge
+(the one the test created, or Docker's default); the test client talks only
+to 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import os
 import socket
@@ -145,33 +148,30 @@ async def get(service: Service, path: str) -> tuple[int, str]:
         return response.status, await response.text()
 
 
-async def test_served_guest_cannot_reach_host_services(sandbox: Sandbox, wildcard: HostListener) -> None:
+async def test_served_guest_cannot_reach_host_services(
+    sandbox: Sandbox, engine: Engine, wildcard: HostListener
+) -> None:
+    """A served guest has no network since issue #12: no route to the host at all, firewall or not."""
+    docker0 = [n for n in engine.networks() if n.name == "bridge"]
+    gateway = str(ipaddress.ip_network(docker0[0].subnets[0]).network_address + 1) if docker0 else "172.17.0.1"
     async with await sandbox.serve(Spec(lang="node", code=PROBING_SERVER), ServeOpts(ttl=60)) as service:
-        network: GuestNetwork = service._guest.network  # type: ignore[attr-defined]
-        assert network.firewall is not None and network.bridge.startswith("pgbr-")
-        on_gateway = await listen(network.gateway)
-        try:
-            # The host can reach both listeners (they are real), and the reverse proxy reaches the guest.
-            for port in (wildcard.port, on_gateway.port):
-                reader, writer = await asyncio.open_connection(network.gateway, port)
-                assert await reader.readline() == SECRET
-                writer.close()
-            assert await get(service, "/") == (200, "ok")
-            seen = len(wildcard.accepted), len(on_gateway.accepted)
-            loop = asyncio.get_running_loop()
-            for port in (wildcard.port, on_gateway.port, 22):
-                started = loop.time()
-                status, body = await get(service, f"/probe?host={network.gateway}&port={port}")
-                assert (status, body) == (200, "ECONNREFUSED"), port
-                assert loop.time() - started < 2.0
-            assert (len(wildcard.accepted), len(on_gateway.accepted)) == seen
-            chain = chain_name(network.bridge)
-            rules = rules_for(network.bridge)
-            assert f"-N {chain}" in rules and f"-A INPUT -i {network.bridge} -j {chain}" in rules
-        finally:
-            on_gateway.server.close()
-            await on_gateway.server.wait_closed()
-    assert rules_for(network.bridge) == []
+        # The host can reach its listener (it is real), and the reverse proxy reaches the guest.
+        reader, writer = await asyncio.open_connection("127.0.0.1", wildcard.port)
+        assert await reader.readline() == SECRET
+        writer.close()
+        assert await get(service, "/") == (200, "ok")
+        seen = len(wildcard.accepted)
+        loop = asyncio.get_running_loop()
+        for host, port, expected in (
+            (gateway, wildcard.port, "ENETUNREACH"),  # the host's address on Docker's default bridge
+            (gateway, 22, "ENETUNREACH"),
+            ("127.0.0.1", wildcard.port, "ECONNREFUSED"),  # the guest's own loopback, not the host's
+        ):
+            started = loop.time()
+            status, body = await get(service, f"/probe?host={host}&port={port}")
+            assert (status, body) == (200, expected), (host, port)
+            assert loop.time() - started < 2.0
+        assert len(wildcard.accepted) == seen
 
 
 async def test_netpolicy_run_reaches_only_its_egress_proxy(

@@ -1,22 +1,19 @@
 """Serving on a real daemon through ``Sandbox.serve``: proxy, auth, isolation, crash, OOM, stop, TTL.
 
 Network rule: the test client talks only to the proxy on 127.0.0.1; the
-proxy talks only to the guest's container on its internal network.
+proxy talks only to its relay, which reaches the guest inside the guest's
+own network namespace (the container has no network).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import shutil
-import subprocess
 import time
 
 import aiohttp
 import pytest
 
 from backends.docker.engine import Engine
-from backends.docker.profile import LABEL
 from playground.core import Limits, MemoryLimitExceeded, Sandbox, ServeError, ServeOpts, Service, Spec
 from playground.packs import node
 
@@ -43,7 +40,7 @@ def node_image(engine: Engine) -> None:
 
 
 def guest_of(service: Service) -> object:
-    return service._guest  # the DockerGuestService, for its container and network
+    return service._guest  # the DockerGuestService, for its container and relays
 
 
 async def get(service: Service, path: str, *, token: str | None) -> tuple[int, str]:
@@ -75,30 +72,22 @@ async def test_node_server_through_the_proxy(sandbox: Sandbox, engine: Engine, n
     assert service.done.is_set() and service.err is None
 
 
-async def test_the_guest_network_is_internal_and_isolated(sandbox: Sandbox, engine: Engine) -> None:
+async def test_the_guest_has_no_network_at_all(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
+    """Issue #12: no bridge, no address, no published port: the proxy's relay is the only way in."""
+    networks = {n.id for n in engine.networks()}
     async with await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60)) as service:
         guest = guest_of(service)
-        network = guest.network  # type: ignore[attr-defined]
-        [info] = [n for n in engine.networks(label=LABEL) if n.id == network.id]
-        assert info.internal and info.subnets == (str(network.subnet),)
-        assert network.subnet.is_private and network.subnet.prefixlen == 28
-        assert ipaddress.ip_address(guest.address) in network.subnet  # type: ignore[attr-defined]
         attrs = engine._api.inspect_container(guest.container)  # type: ignore[attr-defined]
         host = attrs["HostConfig"]
-        assert host["NetworkMode"] == network.name and host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
+        assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
         assert host["PortBindings"] in (None, {})  # nothing published on the host
-        if shutil.which("iptables") is None:
-            pytest.skip("iptables is not available to check the isolation rules")
-        rules = subprocess.run(
-            ["iptables", "-S", "DOCKER-ISOLATION-STAGE-1"], capture_output=True, text=True, check=False
-        )
-        if rules.returncode != 0:
-            pytest.skip(f"cannot read iptables: {rules.stderr.strip()}")
-        bridge = network.bridge
-        assert bridge.startswith("pgbr-") and len(bridge) <= 15
-        # Docker drops everything entering the bridge from outside the subnet and leaving it for outside.
-        assert f"! -d {network.subnet} -i {bridge} -j DROP" in rules.stdout
-        assert f"! -s {network.subnet} -o {bridge} -j DROP" in rules.stdout
+        endpoints = attrs["NetworkSettings"]["Networks"] or {}
+        assert set(endpoints) <= {"none"}
+        assert not any(e.get("IPAddress") or e.get("GlobalIPv6Address") for e in endpoints.values())
+        assert {n.id for n in engine.networks()} == networks  # serving made no network
+        relay = guest.relays[8080]  # type: ignore[attr-defined]
+        assert relay.address.host == "127.0.0.1"
+        assert (await get(service, "/hi", token=service.token)) == (200, "hello from sandbox /hi")
 
 
 async def test_guest_crash_ends_the_service(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
@@ -122,21 +111,30 @@ async def test_guest_oom_is_memory_limit_exceeded(sandbox: Sandbox, no_network_l
         assert isinstance(err, MemoryLimitExceeded)
 
 
-async def test_stop_removes_container_and_network(sandbox: Sandbox, engine: Engine) -> None:
+async def test_stop_removes_container_and_relays(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
     containers = set(engine.containers())
-    networks = {n.id for n in engine.networks(label=LABEL)}
+    networks = {n.id for n in engine.networks()}
     service = await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60))
     assert len(set(engine.containers()) - containers) == 1
-    assert len({n.id for n in engine.networks(label=LABEL)} - networks) == 1
+    assert {n.id for n in engine.networks()} == networks
     url = service.url
+    relay = guest_of(service).relays[8080].address  # type: ignore[attr-defined]
     await asyncio.gather(service.stop(), service.stop())
     await service.stop()
     assert set(engine.containers()) == containers
-    assert {n.id for n in engine.networks(label=LABEL)} == networks
     assert service.done.is_set() and service.err is None
     with pytest.raises(aiohttp.ClientError):
         async with aiohttp.ClientSession() as client, client.get(url):
             pass
+    deadline = time.monotonic() + 5
+    while True:  # the relay closes on the loop, right after stop
+        try:
+            _, writer = await asyncio.open_connection(relay.host, relay.port)
+        except OSError:
+            break
+        writer.close()
+        assert time.monotonic() < deadline, "the relay still listens after stop"
+        await asyncio.sleep(0.05)
 
 
 async def test_ttl_stops_everything(sandbox: Sandbox, engine: Engine, no_network_leaks: None) -> None:
