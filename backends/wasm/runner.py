@@ -47,6 +47,7 @@ import wasmtime
 
 from backends.wasm import tablelimit
 from backends.wasm.engine import WasmEngine
+from backends.wasm.fds import DirDesc
 from backends.wasm.memlimit import MemoryBudget, budget_scope
 from backends.wasm.state import RunControl, RunState, StopReason
 from playground.core.errors import (
@@ -59,7 +60,7 @@ from playground.core.errors import (
 )
 from playground.core.output import OutputCapture, Stream
 from playground.core.result import Outcome
-from playground.core.vfs import VFS
+from playground.core.vfs import VFS, Dir
 
 if TYPE_CHECKING:
     from backends.wasm.channel import SessionChannel
@@ -94,6 +95,12 @@ class Launch:
     extra: Mapping[str, str] = field(default_factory=dict)
     #: A REPL session's stdin/control channel (its own preopen at fd 4); None for a one-shot run.
     session: SessionChannel | None = None
+    #: The export that runs the program: ``_start`` (a WASI command), or a reactor's entry, called after
+    #: ``_initialize`` (when exported) with its i32 result as the exit code.
+    entry: str = "_start"
+    #: More preopened directories after the root (and a session's ``/.session``): (guest path, directory),
+    #: e.g. a runtime's data tree (``mounts``).
+    preopens: Sequence[tuple[str, Dir]] = ()
 
 
 def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
@@ -119,6 +126,8 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     )  # fmt: skip
     if launch.session is not None:
         launch.session.attach(state)
+    for name, directory in launch.preopens:
+        state.fds.add(DirDesc(directory, directory, preopen_name=name))
     peak = 0
     failure: Exception | None = None
     trap_code: wasmtime.TrapCode | None = None
@@ -134,10 +143,7 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
                         raise
                     raise InvalidSpec(f"the module cannot be instantiated: {_first_line(exc)}") from None
                 control.start_clock()  # the user's wall time starts now
-                start = instance.exports(store).get("_start")
-                if not isinstance(start, wasmtime.Func):
-                    raise HostFailure("module has no _start function (not a WASI command)")
-                start(store)
+                _enter(store, instance, launch.entry, control)
             except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
                 failure = exc
                 trap_code = exc.trap_code if isinstance(exc, wasmtime.Trap) else None
@@ -147,6 +153,23 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
         state.release()
         store.close()
     return _classify(launch, control, failure=failure, trap_code=trap_code, peak=max(peak, budget.peak), budget=budget)
+
+
+def _enter(store: wasmtime.Store, instance: wasmtime.Instance, entry: str, control: RunControl) -> None:
+    """Call the module's entry: ``_start``, or a reactor's ``_initialize`` then its entry (result: exit code)."""
+    exports = instance.exports(store)
+    start = exports.get(entry)
+    if not isinstance(start, wasmtime.Func):
+        raise HostFailure(f"module has no {entry} function (not a WASI command)")
+    if entry == "_start":
+        start(store)
+        return
+    initialize = exports.get("_initialize")
+    if isinstance(initialize, wasmtime.Func):
+        initialize(store)
+    code = start(store)
+    if isinstance(code, int):
+        control.stop(StopReason.EXIT, exit_code=code)
 
 
 def _peak_memory(store: wasmtime.Store, state: RunState) -> int:

@@ -116,6 +116,8 @@ def driver_argv(pack: Pack) -> list[str]:
     assert pack.wasm is not None
     driver = DRIVERS[pack.wasm.session_driver]
     script = (DRIVER_DIR / driver.script).read_text("utf-8") if driver.script else ""
+    if script and pack.wasm.session_prelude:
+        script = pack.wasm.session_prelude + "\n" + script
     return [pack.name, *(arg.replace("{driver}", script) for arg in driver.args)]
 
 

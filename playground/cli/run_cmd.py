@@ -235,7 +235,7 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
         except SandboxError as exc:
             print(f"playground: {exc}", file=sys.stderr)
             return exitcodes.SANDBOX_ERROR
-        if not prepare_language(sandbox, spec.lang):
+        if not prepare_language(sandbox, spec.lang, spec):
             return exitcodes.SANDBOX_ERROR
         try:
             result = asyncio.run(sandbox.run(spec, on_output=_stream_output, on_progress=_progress))
@@ -251,6 +251,9 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
             print("playground: interrupted", file=sys.stderr)
             return exitcodes.INTERRUPTED
         _save_out(args.out, result)
+        hint = sandbox.hint(spec, result) if result.exit_code != 0 else None
+        if hint:
+            print(f"playground: hint: {hint}", file=sys.stderr)
         return result.exit_code & 0xFF if result.exit_code >= 0 else exitcodes.SANDBOX_ERROR
     finally:
         sandbox.close()

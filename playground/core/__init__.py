@@ -39,7 +39,16 @@ from playground.core.errors import (
 )
 from playground.core.limits import DEFAULT_LIMITS, LIMIT_FIELDS, UNLIMITED, Limits, Unlimited
 from playground.core.output import OutputCapture, OutputListener, Stream
-from playground.core.pack import Artifact, Capabilities, DockerSpec, Mount, Pack, WasmSpec, validate_packs
+from playground.core.pack import (
+    Artifact,
+    Capabilities,
+    DockerSpec,
+    Mount,
+    Pack,
+    WasmSpec,
+    WasmVariant,
+    validate_packs,
+)
 from playground.core.policy import DOCKER_ONLY, PREFER_WASM, WASM_ONLY, Policy
 from playground.core.result import NetLogEntry, Outcome, Result, Usage
 from playground.core.sandbox import LanguageStatus, Sandbox
@@ -163,6 +172,7 @@ __all__ = [
     "Usage",
     "VFSError",
     "WasmSpec",
+    "WasmVariant",
     "clean_key",
     "format_duration",
     "format_size",

@@ -42,10 +42,26 @@ class Artifact:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Mount:
-    """An artifact made visible read-only inside the guest at ``guest_path``."""
+    """An artifact made visible read-only inside the guest at ``guest_path``.
+
+    ``member`` names one file inside the artifact (a zip archive) to show
+    instead of the whole artifact; ``tree`` shows the content (a zip
+    archive) as a read-only directory of its files instead of as one file.
+    Why both: a runtime's standard library is one zip the interpreter
+    imports from, but some package in it reads data files by path (next
+    to its own module, i.e. *inside* that zip's path), which only a
+    directory can serve.
+    """
 
     artifact: Artifact
     guest_path: str
+    member: str = ""
+    tree: bool = False
+
+    def __post_init__(self) -> None:
+        path = self.guest_path
+        if not path.startswith("/") or "\0" in path or any(p in ("", ".", "..") for p in path.split("/")[1:]):
+            raise InvalidPack(f"mount path must be absolute and plain, got {self.guest_path!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,6 +86,12 @@ class WasmSpec:
     a backend-side source transform applied before running (``"typescript"``),
     and ``transformer`` the artifact that performs it, if it needs one.
     ``session_driver`` names the REPL driver resource for sessions.
+    ``entry`` is the export that runs the program: ``_start`` for a WASI
+    command; for a reactor, its entry function (called after ``_initialize``
+    when that is exported; its i32 result is the exit code). ``mounts`` are
+    artifacts shown read-only in the guest's tree (a standard library zip).
+    ``variants`` are other runtimes of the same language, picked per program
+    (``WasmVariant``).
     """
 
     module: Artifact | None
@@ -78,15 +100,58 @@ class WasmSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     mounts: tuple[Mount, ...] = ()
     session_driver: str = ""
+    #: Guest code the REPL driver runs first (the scientific runtime's matplotlib hook).
+    session_prelude: str = ""
     transform: str = ""
     transformer: Artifact | None = None
     #: Seconds for a hello world with a warm cache on the reference machine (2 cores); 0 = not measured.
     typical_start: float = 0.0
+    entry: str = "_start"
+    variants: tuple[WasmVariant, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
         object.__setattr__(self, "mounts", tuple(self.mounts))
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        object.__setattr__(self, "variants", tuple(self.variants))
+        if not self.entry:
+            raise InvalidPack("wasm spec needs an entry export name")
+        for variant in self.variants:
+            if not isinstance(variant, WasmVariant):
+                raise InvalidPack(f"not a WasmVariant: {variant!r}")
+            if variant.wasm.variants:
+                raise InvalidPack(f"variant {variant.name!r} has variants of its own")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WasmVariant:
+    """Another Wasm runtime for the same language, picked per program by what the program uses.
+
+    Why: a runtime with a data-science stack is a hundred megabytes and a
+    minute's compile, while most programs need only the standard library;
+    the light runtime stays the default and a program that imports one of
+    ``triggers`` (top-level module names, as found by the ``detector`` the
+    core knows by name, e.g. ``"python-imports"``) or asks for one of them
+    as a package runs on ``wasm`` instead. ``provides`` lists the top-level
+    modules the variant has beyond the language's standard library (for
+    messages and package checks); it defaults to ``triggers``.
+    """
+
+    name: str
+    wasm: WasmSpec
+    detector: str
+    triggers: tuple[str, ...]
+    provides: tuple[str, ...] = ()
+    version: str = ""
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "triggers", tuple(self.triggers))
+        object.__setattr__(self, "provides", tuple(self.provides) or tuple(self.triggers))
+        if not _NAME.match(self.name):
+            raise InvalidPack(f"variant name {self.name!r} must be lower-case [a-z0-9_+-]")
+        if not self.triggers:
+            raise InvalidPack(f"variant {self.name!r} has no triggers")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from playground.core import variants
 from playground.core.backend import Backend, CallerRootBackend, ProgressCallback, Provisionable, Request
 from playground.core.errors import (
     BackendUnavailable,
@@ -30,6 +31,7 @@ from playground.core.limits import DEFAULT_LIMITS, Limits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
 from playground.core.policy import PREFER_WASM, Policy
+from playground.core.requirements import parse_requirement
 from playground.core.result import Outcome, Result, Usage
 from playground.core.serve import (
     LogBuffer,
@@ -216,7 +218,74 @@ class Sandbox:
             raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} takes Spec.root_files ({detail})")
         raise BackendUnavailable(f"cannot run {pack.name} under policy {self.policy}: {detail}")
 
-    def prepare(self, lang: str, progress: Callable[[str], None]) -> list[str]:
+    def pack_for(self, spec: Spec) -> Pack:
+        """The pack that runs ``spec``: its language's, or that language's variant the program needs.
+
+        A pack's ``WasmVariant`` (Python's scientific runtime) is picked from
+        the program's imports and ``spec.packages`` (see ``variants``); a
+        caller's root (``Spec.root_files``) keeps the pack's own runtime.
+
+        Raises:
+            UnknownLanguage: ``spec.lang`` matches no pack.
+        """
+        pack = self.pack(spec.lang)
+        if spec.uses_caller_root:
+            return pack
+        return variants.variant_pack(pack, variants.choose(pack, spec.code, spec.packages))
+
+    def hint(self, spec: Spec, result: Result) -> str | None:
+        """A sentence on how to get the module a failed program could not import (``ModuleNotFoundError``), or None.
+
+        Says whether a variant of the language has it (and that importing it
+        by name picks that runtime) or how to add it as a package.
+        """
+        try:
+            base = self.pack(spec.lang)
+        except UnknownLanguage:
+            return None
+        chosen = None if spec.uses_caller_root else variants.choose(base, spec.code, spec.packages)
+        return variants.missing_module_hint(base, result.stderr, runtime=chosen.name if chosen else "")
+
+    def missing(self, pack: Pack) -> list[str]:
+        """What the first backend of the policy that could run ``pack`` still lacks here (empty: ready)."""
+        for name in self.policy.order:
+            backend = self._backends.get(name)
+            if isinstance(backend, Provisionable):
+                missing = backend.missing(pack)
+                if missing:
+                    return missing
+            if backend is not None and backend.unavailable_reason(pack) is None:
+                return []
+        return []
+
+    def _check_packages(self, spec: Spec, pack: Pack) -> None:
+        """Refuse requested packages the chosen runtime does not already have (none are fetched yet).
+
+        Raises:
+            Unsupported: a package is neither part of the chosen runtime nor can be added.
+        """
+        if not spec.packages:
+            return
+        base = self.pack(spec.lang)
+        chosen = None if spec.uses_caller_root else variants.choose(base, spec.code, spec.packages)
+        have = variants.provided_distributions(chosen) if chosen is not None else set()
+        absent = [p for p in spec.packages if parse_requirement(p).name not in have]
+        if absent:
+            raise Unsupported(
+                f"{pack.name}: cannot add {', '.join(absent)}: only packages a runtime already has can be asked for yet"
+            )
+
+    def variant_status(self, lang: str) -> dict[str, LanguageStatus]:
+        """For each variant of ``lang``'s pack: where it would run now, and why not elsewhere."""
+        pack = self.pack(lang)
+        found: dict[str, LanguageStatus] = {}
+        for variant in pack.wasm.variants if pack.wasm is not None else ():
+            view = variants.variant_pack(pack, variant)
+            chosen, reasons = self._route(view, needs_network=False)
+            found[variant.name] = LanguageStatus(pack=view, backend=chosen.name if chosen else None, reasons=reasons)
+        return found
+
+    def prepare(self, lang: str, progress: Callable[[str], None], *, spec: Spec | None = None) -> list[str]:
         """Fetch or build what the backend the policy would use for ``lang`` still lacks (blocks).
 
         Walks the policy order like routing does: stops at the first backend
@@ -224,12 +293,18 @@ class Sandbox:
         could once its missing parts are there. Returns what was provisioned
         (empty when nothing was needed). Call it off the event loop; never
         part of a run, so a download is never charged to a time limit.
+        With ``spec``, prepares the runtime that would run that program
+        (``pack_for``: a variant when its imports ask for one).
 
         Raises:
             UnknownLanguage: ``lang`` matches no pack.
             BackendUnavailable: provisioning failed (the message says why).
         """
-        pack = self.pack(lang)
+        pack = self.pack(lang) if spec is None else self.pack_for(spec)
+        return self.prepare_pack(pack, progress)
+
+    def prepare_pack(self, pack: Pack, progress: Callable[[str], None]) -> list[str]:
+        """``prepare`` for a pack as it is (a language, or a variant view from ``pack_for``/``variant_status``)."""
         for name in self.policy.order:
             backend = self._backends.get(name)
             if backend is None:
@@ -294,7 +369,8 @@ class Sandbox:
                 to what was captured before the limit tripped.
             UnknownLanguage, InvalidLimits, BackendUnavailable, Unsupported.
         """
-        pack = self.pack(spec.lang)
+        pack = self.pack_for(spec)
+        self._check_packages(spec, pack)
         limits = self.resolve_limits(spec.limits)
         backend = self.select_backend(
             pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
+from playground.core import variants
 from playground.core.errors import InvalidSpec, LimitExceeded, SessionClosed, SessionKilled
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture, OutputListener
@@ -147,6 +148,10 @@ class Session:
         self.evals = 0
         self._backend = backend
         self._pack = pack
+        #: The language's own pack; ``_pack`` may become one of its variants (see ``_pick_runtime``).
+        self._base_pack = pack
+        #: True while the current interpreter has run no input (it can still be swapped for a variant).
+        self._fresh = True
         self._guest: GuestSession | None = None
         self._vfs: VFS | None = None
         self._state = SessionState.ALIVE
@@ -193,10 +198,36 @@ class Session:
         if self._guest is not None:
             self._guest.close()
         self._vfs = VFS.for_limits(self.limits)
+        self._fresh = True
         self._guest = await self._backend.open_session(
             SessionRequest(pack=self._pack, limits=self.limits, env=self.config.env, vfs=self._vfs)
         )
         return self._guest
+
+    def _pick_runtime(self, code: str) -> None:
+        """Before a fresh interpreter's first input: move to the variant that input needs, if any.
+
+        A session starts on the language's light runtime; an input that
+        imports what only a variant has (``import numpy``) and comes first
+        (nothing to lose yet) restarts the session on that variant, which it
+        then keeps. Later inputs cannot move it: their state would be lost.
+        A variant this backend cannot run now is not picked (the import then
+        fails as it would have).
+        """
+        if not self._fresh or self.backend_name != "wasm":  # variants are Wasm runtimes; other tiers have one
+            return
+        wanted = variants.variant_pack(self._base_pack, variants.choose(self._base_pack, code))
+        if wanted.wasm == self._pack.wasm or self._backend.session_unavailable_reason(wanted) is not None:
+            return
+        self._pack = wanted
+        if self._guest is not None:
+            self._guest.close()
+            self._guest = None
+
+    @property
+    def runtime(self) -> str:
+        """The runtime the session runs on now: the pack's version (a variant's when it moved to one)."""
+        return self._pack.version
 
     async def eval(self, code: str, *, on_output: OutputListener | None = None) -> Result:
         """Run ``code`` in the session and return what this eval produced.
@@ -225,7 +256,9 @@ class Session:
                 raise SessionKilled(f"session {self.id} reached its limit of {self.config.max_evals} evals")
             self.evals += 1
             self.last_used = time.monotonic()
+            self._pick_runtime(code)
             guest = await self._ensure_guest()
+            self._fresh = False
             assert self._vfs is not None
             output = OutputCapture(_opt_int(self.limits.get("max_output")), on_output)
             started = time.monotonic()

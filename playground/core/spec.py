@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from playground.core.errors import InvalidSpec
 from playground.core.limits import Limits
+from playground.core.requirements import check_packages
 from playground.core.vfs import clean_key
 
 
@@ -87,6 +88,9 @@ class Spec:
     work_files: Mapping[str, bytes] = field(default_factory=dict)
     main_file: str | None = None
     root_files: Mapping[str, bytes] | None = None
+    #: Packages from PyPI to add to the run (``"tabulate"``, ``"sympy==1.13"``): pure-Python wheels
+    #: fetched and checked on the host, shown read-only to the guest (``core.packages``).
+    packages: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.lang, str) or not self.lang.strip():
@@ -127,6 +131,7 @@ class Spec:
                 if parts[0] == "work" and "/".join(parts[1:]) in work:
                     raise InvalidSpec(f"root_files key {key!r} is also a work_files key")
             object.__setattr__(self, "root_files", root)
+        object.__setattr__(self, "packages", check_packages(self.packages))
         if self.limits is not None and not isinstance(self.limits, Limits):
             raise InvalidSpec("limits must be a Limits or None")
         if self.net is not None and not isinstance(self.net, NetPolicy):

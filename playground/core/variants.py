@@ -1,0 +1,167 @@
+"""Which runtime of a language runs a program: the pack's own or one of its ``WasmVariant``s.
+
+A pack may offer a heavier Wasm runtime next to its light one (Python's
+scientific runtime: numpy, pandas, matplotlib ... compiled into one
+CPython). Routing a program there must cost a plain script nothing and
+ask the user nothing, so the choice is made from the program's text
+before anything runs:
+
+* a *detector* (named by the variant, implemented here, stdlib only) lists
+  the top-level modules the program imports; for Python that is a static
+  ``ast`` walk over every ``import x`` / ``from x import y`` (absolute
+  imports only, wherever they appear: a function body or a ``try`` counts).
+  A program that does not parse gets no variant: the light runtime reports
+  its syntax error as before.
+* the first variant whose ``triggers`` meet those imports, or whose
+  ``provides`` name one of the run's requested packages, wins.
+
+What a wrong guess looks like: an import the walk cannot see
+(``importlib.import_module(name)``, ``__import__``, ``exec`` of a string)
+runs on the light runtime and fails with ``ModuleNotFoundError``;
+``missing_module_hint`` turns that into a sentence that says how to get
+the module (import it by name, or ask for it as a package).
+
+The chosen variant is presented as a ``Pack`` (same name, the variant's
+``WasmSpec``), so routing, provisioning, status and every backend work on
+it unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final
+
+from playground.core.pack import Pack, WasmVariant
+
+__all__ = [
+    "DETECTORS", "choose", "missing_module", "missing_module_hint", "provided_distributions", "python_imports",
+    "variant_pack",
+]  # fmt: skip
+
+#: The longest program the Python detector parses (bytes of source); longer ones get the light runtime.
+MAX_SCAN: Final = 4 << 20
+_MISSING = re.compile(rb"ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_.]*)'")
+
+
+def python_imports(code: str) -> set[str]:
+    """Top-level names of the modules a Python program imports (absolute imports only).
+
+    ``import a.b`` gives ``a``; ``from a.b import c`` gives ``a``;
+    ``from . import c`` gives nothing. Unparseable code gives nothing.
+    """
+    if len(code) > MAX_SCAN:
+        return set()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".", 1)[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".", 1)[0])
+    return found
+
+
+#: Detector name (``WasmVariant.detector``) -> what the program uses.
+DETECTORS: Final[dict[str, Callable[[str], set[str]]]] = {"python-imports": python_imports}
+
+
+def choose(pack: Pack, code: str | bytes, packages: Sequence[str] = ()) -> WasmVariant | None:
+    """The variant of ``pack`` that should run ``code`` (None: the pack's own runtime).
+
+    ``packages`` are the run's requested package names (``Spec.packages``,
+    with or without a version): a name a variant provides selects it too.
+    """
+    spec = pack.wasm
+    if spec is None or not spec.variants:
+        return None
+    text = code.decode("utf-8", "replace") if isinstance(code, bytes) else code
+    wanted = {_package_name(p) for p in packages}
+    cache: dict[str, set[str]] = {}
+    for variant in spec.variants:
+        if wanted & provided_distributions(variant):
+            return variant
+        detect = DETECTORS.get(variant.detector)
+        if detect is None:
+            continue
+        used = cache.get(variant.detector)
+        if used is None:
+            used = cache[variant.detector] = detect(text)
+        if used & set(variant.triggers):
+            return variant
+    return None
+
+
+def variant_pack(pack: Pack, variant: WasmVariant | None) -> Pack:
+    """``pack`` as it runs on ``variant``: same name and Docker spec, the variant's Wasm runtime."""
+    if variant is None:
+        return pack
+    return dataclasses.replace(
+        pack,
+        wasm=variant.wasm,
+        version=variant.version or pack.version,
+        description=variant.description or pack.description,
+    )
+
+
+def missing_module(stderr: bytes) -> str | None:
+    """The top-level module of the last ``ModuleNotFoundError: No module named 'x'`` in ``stderr``."""
+    found = _MISSING.findall(stderr[-65536:])
+    return found[-1].decode("ascii").split(".", 1)[0] if found else None
+
+
+def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
+    """One sentence saying how to get the module a failed program could not import, or None.
+
+    ``runtime`` is the variant that ran (empty: the pack's own runtime).
+    """
+    module = missing_module(stderr)
+    if module is None:
+        return None
+    for variant in _variants(pack):
+        if module in variant.provides and variant.name != runtime:
+            return (
+                f"{module} is in {pack.name}'s {variant.name} runtime, which the sandbox picks when the program "
+                f"imports it by name (import {module}) or asks for it as a package (--pip {module})"
+            )
+    if runtime and any(module in v.provides for v in _variants(pack) if v.name == runtime):
+        return None
+    return (
+        f"{module} is not part of this {pack.name} runtime; if it is a pure-Python package on PyPI, "
+        f"add it to the run (--pip {_pypi_guess(module)} on the command line, packages in the library and MCP)"
+    )
+
+
+def provided_distributions(variant: WasmVariant) -> set[str]:
+    """The PyPI names (normalised) of what ``variant`` provides: ``sklearn`` gives ``scikit-learn`` and ``sklearn``."""
+    return {_normal(m) for m in variant.provides} | {_normal(_pypi_guess(m)) for m in variant.provides}
+
+
+def _variants(pack: Pack) -> Iterable[WasmVariant]:
+    return pack.wasm.variants if pack.wasm is not None else ()
+
+
+def _package_name(requirement: str) -> str:
+    """``"pandas==2.2"`` -> ``"pandas"`` (PEP 503 normalised: lower case, ``-`` for ``_`` and ``.``)."""
+    name = re.split(r"[<>=!~\[; ]", requirement.strip(), maxsplit=1)[0]
+    return _normal(name)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+#: Import names whose PyPI distribution is called differently (the common ones).
+_DISTRIBUTIONS: Final = {
+    "sklearn": "scikit-learn", "PIL": "pillow", "yaml": "pyyaml", "bs4": "beautifulsoup4", "cv2": "opencv-python",
+    "dateutil": "python-dateutil", "attr": "attrs",
+}  # fmt: skip
+
+
+def _pypi_guess(module: str) -> str:
+    return _DISTRIBUTIONS.get(module, module)

@@ -1,0 +1,170 @@
+"""Python's scientific runtime (numpy, pandas, scipy, scikit-learn, statsmodels, matplotlib) on our WASI.
+
+One module, one sandbox: the runtime is about 100 MB and its first
+compile takes a minute or two, so the module's fixture prepares it once
+(as ``playground setup --scientific`` would: download, hash check,
+compile) and every test shares it. Under CI a missing runtime fails.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from backends.wasm import WasmBackend
+from playground.core import Limits, MemoryLimitExceeded, Sandbox, SandboxError, SessionConfig, Spec
+from playground.core.limits import MiB
+from playground.packs import python
+
+PNG = b"\x89PNG\r\n\x1a\n"
+LIMITS = Limits(wall_time=60.0, cpu_time=60.0, memory=512 * MiB)
+
+
+@pytest.fixture(scope="module")
+def sci() -> Iterator[Sandbox]:
+    sandbox = Sandbox(backends=[WasmBackend()], packs=[python.PACK], default_limits=LIMITS)
+    status = sandbox.variant_status("python")["scientific"]
+    try:
+        sandbox.prepare_pack(status.pack, lambda line: print(line, flush=True))
+    except SandboxError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must be able to set up the scientific runtime: {exc}")
+        pytest.skip(f"the scientific runtime cannot be set up here: {exc}")
+    with sandbox:
+        yield sandbox
+
+
+async def run(sb: Sandbox, code: str, **spec: object) -> tuple[str, str, dict[str, bytes]]:
+    result = await sb.run(Spec(lang="python", code=code, **spec))  # type: ignore[arg-type]
+    out, err = result.stdout.decode(), result.stderr.decode()
+    assert result.exit_code == 0, err
+    return out, err, dict(result.files)
+
+
+async def test_a_plain_script_stays_on_the_light_runtime(sci: Sandbox) -> None:
+    out, _, _ = await run(sci, "import sys\nprint(sys.version_info[:2])")
+    assert out == "(3, 12)\n"
+    assert sci.pack_for(Spec(lang="python", code="print(1)")) is sci.pack("python")
+
+
+async def test_numpy_picks_the_scientific_runtime(sci: Sandbox) -> None:
+    code = (
+        "import sys\nimport numpy as np\n"
+        "a = np.arange(6, dtype=float).reshape(2, 3)\n"
+        "print(sys.version_info[:2], a @ np.ones(3), np.linalg.inv(np.array([[2.0, 0], [0, 4]])).tolist())\n"
+    )
+    out, _, _ = await run(sci, code)
+    assert out == "(3, 15) [ 3. 12.] [[0.5, 0.0], [0.0, 0.25]]\n"
+
+
+async def test_a_pandas_csv_summary_reads_in_and_prints_like_a_terminal(sci: Sandbox) -> None:
+    csv = "city,temp,rain\n" + "".join(f"c{i % 3},{10 + i},{i % 4}\n" for i in range(30))
+    code = (
+        "import pandas as pd\n"
+        "df = pd.read_csv('/in/weather.csv')\n"
+        "print(df.groupby('city')['temp'].mean().round(1).to_dict())\n"
+        "print(df.describe().loc[['count', 'mean']].to_string())\n"
+    )
+    out, _, _ = await run(sci, code, files={"weather.csv": csv.encode()})
+    lines = out.splitlines()
+    assert lines[0] == "{'c0': 23.5, 'c1': 24.5, 'c2': 25.5}"
+    assert lines[1].split() == ["temp", "rain"]
+    assert lines[2].split() == ["count", "30.0", "30.000000"]
+    assert lines[3].split() == ["mean", "24.5", "1.433333"]
+    assert lines[2].index("30.0") > len("count"), "columns are aligned as in a terminal"
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "expected"),
+    [
+        (
+            "scipy",
+            "from scipy import optimize\nprint(round(optimize.brentq(lambda x: x * x - 2, 0, 2), 6))",
+            "1.414214",
+        ),
+        (
+            "sklearn",
+            "from sklearn.linear_model import LinearRegression\nimport numpy as np\n"
+            "X = np.arange(10).reshape(-1, 1)\nm = LinearRegression().fit(X, 3 * X.ravel() + 2)\n"
+            "print(round(float(m.coef_[0]), 6), round(float(m.intercept_), 6))",
+            "3.0 2.0",
+        ),
+        (
+            "statsmodels",
+            "import numpy as np\nimport statsmodels.api as sm\n"
+            "x = np.arange(20.0)\nfit = sm.OLS(2 * x + 1, sm.add_constant(x)).fit()\n"
+            "print([round(float(p), 6) for p in fit.params])",
+            "[1.0, 2.0]",
+        ),
+    ],
+)
+async def test_each_scientific_package_is_there(sci: Sandbox, name: str, code: str, expected: str) -> None:
+    out, _, _ = await run(sci, code)
+    assert out.strip() == expected, name
+
+
+async def test_show_and_a_relative_savefig_reach_out(sci: Sandbox) -> None:
+    code = (
+        "import os\nimport matplotlib.pyplot as plt\n"
+        "plt.plot([1, 2, 3], [1, 4, 9])\nplt.savefig('plot.png')\n"
+        "print(os.getcwd(), os.path.getsize('/work/plot.png') > 0)\n"
+        "plt.close('all')\nplt.figure()\nplt.bar(['a', 'b'], [3, 5])\nplt.show()\n"
+        "print(sorted(os.listdir('/out')))\n"
+    )
+    out, err, files = await run(sci, code)
+    assert out.splitlines() == ["/work True", "['figure-1.png', 'plot.png']"], err
+    assert set(files) == {"plot.png", "figure-1.png"}
+    assert all(data.startswith(PNG) and len(data) > 1000 for data in files.values())
+
+
+async def test_an_import_the_scan_cannot_see_gets_a_hint(sci: Sandbox) -> None:
+    spec = Spec(lang="python", code="import importlib\nimportlib.import_module('num' + 'py')\n")
+    result = await sci.run(spec)
+    assert result.exit_code == 1 and b"No module named 'numpy'" in result.stderr
+    hint = sci.hint(spec, result)
+    assert hint is not None and "scientific runtime" in hint and "import numpy" in hint
+    # Asking for it as a package picks that runtime too.
+    asked = Spec(lang="python", code=spec.code + "print('ok')\n", packages=["numpy"])
+    out, _, _ = await run(sci, asked.code, packages=["numpy"])
+    assert out == "ok\n"
+
+
+async def test_the_library_is_read_only_and_matplotlib_data_cannot_be_left(sci: Sandbox) -> None:
+    code = (
+        "import os\nimport numpy\nlib = '/usr/local/lib/python315.zip'\nfailed = []\n"
+        "for attempt in (lambda: open(lib, 'ab'), lambda: os.remove(lib), lambda: os.rename('/usr', '/work/usr'),\n"
+        "                lambda: open(lib + '/matplotlib/mpl-data/matplotlibrc', 'a'),\n"
+        "                lambda: open(lib + '/matplotlib/mpl-data/../../../../../../work/main.py')):\n"
+        "    try:\n        attempt()\n    except OSError as exc:\n        failed.append(type(exc).__name__)\n"
+        "print(len(failed), os.path.getsize(lib) > 50_000_000)\n"
+    )
+    out, _, _ = await run(sci, code)
+    assert out == "5 True\n"
+
+
+async def test_the_memory_limit_holds(sci: Sandbox) -> None:
+    code = "import numpy as np\nkeep = []\nwhile True:\n    keep.append(np.ones(1 << 20))\n"
+    with pytest.raises(MemoryLimitExceeded):
+        await sci.run(Spec(lang="python", code=code, limits=Limits(memory=192 * MiB)))
+
+
+async def test_a_fresh_session_moves_to_the_scientific_runtime_and_keeps_state(sci: Sandbox) -> None:
+    session = await sci.new_session("python", SessionConfig())
+    try:
+        first = await session.eval("import numpy as np\na = np.arange(4)")
+        assert first.exit_code == 0, first.stderr
+        assert "3.15" in session.runtime
+        assert (await session.eval("int(a.sum())")).stdout == b"6\n"
+        shown = await session.eval("import matplotlib.pyplot as plt\nplt.plot(a, a * a)\nplt.show()")
+        assert shown.exit_code == 0, shown.stderr
+        assert shown.files["figure-1.png"].startswith(PNG)
+    finally:
+        session.close()
+    plain = await sci.new_session("python", SessionConfig())
+    try:
+        assert (await plain.eval("import sys\nsys.version_info[:2]")).stdout == b"(3, 12)\n"
+        assert "3.12" in plain.runtime
+    finally:
+        plain.close()

@@ -1,0 +1,82 @@
+"""Picking a language's variant runtime from the program (``core.variants``) and package requirements."""
+
+from __future__ import annotations
+
+import pytest
+
+from playground.core import InvalidSpec, Sandbox, Spec
+from playground.core.requirements import MAX_PACKAGES, parse_requirement
+from playground.core.variants import choose, missing_module, missing_module_hint, python_imports
+from playground.packs import python
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import numpy as np", {"numpy"}),
+        ("import os.path, matplotlib.pyplot as plt", {"os", "matplotlib"}),
+        ("from sklearn.linear_model import LinearRegression", {"sklearn"}),
+        ("from . import sibling\nfrom .pkg import x", set()),
+        ("def f():\n    try:\n        import pandas\n    except ImportError:\n        pass", {"pandas"}),
+        ("import numpy as np\nthis is not python(", set()),
+        ("importlib.import_module('numpy')", set()),
+    ],
+)
+def test_python_imports(code: str, expected: set[str]) -> None:
+    assert python_imports(code) == expected
+
+
+def test_only_a_program_that_needs_it_gets_the_scientific_runtime() -> None:
+    pack = python.PACK
+    assert choose(pack, "print(1)") is None
+    assert choose(pack, "import json, re, sqlite3") is None
+    for code in ("import numpy", "from pandas import DataFrame", "import matplotlib.pyplot as plt", b"import scipy"):
+        variant = choose(pack, code)
+        assert variant is not None and variant.name == "scientific"
+    # A package the variant provides picks it as well, under its PyPI name or its import name.
+    assert choose(pack, "x = 1", ["scikit-learn"]) is not None
+    assert choose(pack, "x = 1", ["numpy==2.5.2"]) is not None
+    assert choose(pack, "x = 1", ["tabulate-extra"]) is None
+
+
+def test_the_sandbox_routes_by_imports_and_keeps_the_name() -> None:
+    sb = Sandbox(packs=[python.PACK])
+    light = sb.pack_for(Spec(lang="py", code="print(1)"))
+    heavy = sb.pack_for(Spec(lang="py", code="import numpy"))
+    assert light is sb.pack("python")
+    assert heavy.name == "python" and heavy.wasm is not None and heavy.wasm.entry == "run"
+    assert heavy.docker == light.docker
+    # A caller's own root keeps the light runtime (the library is mounted only in the standard layout).
+    assert sb.pack_for(Spec(lang="py", code="import numpy", root_files={"a": b""})) is light
+
+
+def test_missing_module_hints() -> None:
+    err = b"Traceback (most recent call last):\nModuleNotFoundError: No module named 'pandas.core'\n"
+    assert missing_module(err) == "pandas"
+    assert missing_module(b"ImportError: cannot import name 'x'") is None
+    hint = missing_module_hint(python.PACK, err)
+    assert hint is not None and "scientific runtime" in hint and "import pandas" in hint
+    other = missing_module_hint(python.PACK, b"ModuleNotFoundError: No module named 'requests'")
+    assert other is not None and "--pip requests" in other
+    assert "opencv-python" in (missing_module_hint(python.PACK, b"ModuleNotFoundError: No module named 'cv2'") or "")
+
+
+@pytest.mark.parametrize("good", ["tabulate", "sympy==1.13.3", "rich>=13", "python_slugify", "A.b-c"])
+def test_plain_requirements_are_accepted(good: str) -> None:
+    assert parse_requirement(good).name == parse_requirement(good.lower()).name
+    assert Spec(lang="python", code="", packages=[good]).packages == (good,)
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "-e .", "--index-url=http://x", "pkg @ https://x/y.whl", "./dir", "pkg[extra]", "a b", "x==", "ü"]
+)
+def test_other_requirements_are_refused(bad: str) -> None:
+    with pytest.raises(InvalidSpec):
+        Spec(lang="python", code="", packages=[bad])
+
+
+def test_packages_must_be_a_short_list() -> None:
+    with pytest.raises(InvalidSpec):
+        Spec(lang="python", code="", packages="tabulate")  # type: ignore[arg-type]
+    with pytest.raises(InvalidSpec):
+        Spec(lang="python", code="", packages=[f"p{i}" for i in range(MAX_PACKAGES + 1)])
