@@ -88,7 +88,7 @@ from backends.docker.engine import (
 )
 from backends.docker.guestnet import netns_unavailable_reason
 from backends.docker.hostfirewall import ALLOW_ENV, Detection, detect, host_reach_allowed
-from backends.docker.images import ImageResolver, config_path, env_var
+from backends.docker.images import ImageResolver, images_hint, missing_image_reason
 from backends.docker.oneshot import run_container
 from backends.docker.profile import on_network, oneshot_profile
 from backends.docker.serve import DockerGuestService, start_guest_service
@@ -186,13 +186,13 @@ class DockerBackend:
         probe = self._probe.get()
         if probe.reason is not None:
             return probe.reason
-        image, _ = self._resolver.resolve(pack)
+        image, _ = self._resolver.resolve(pack, self._image_present)
         if self._image_present(image):
             return None
         failure = self._pull_failures.get(image)
         if failure is not None and time.monotonic() - failure[0] < PULL_FAILURE_TTL:
             return failure[1]
-        return None
+        return missing_image_reason(pack, [i for i, _ in self._resolver.candidates(pack)])
 
     def _connected(self) -> tuple[Engine, EngineInfo, ProbeResult]:
         probe = self._probe.get()
@@ -260,7 +260,7 @@ class DockerBackend:
     def _ensure_image(
         self, engine: Engine, pack: Pack, progress: ProgressCallback | None, ctl: _RunControl
     ) -> str:
-        image, source = self._resolver.resolve(pack)
+        image, source = self._resolver.resolve(pack, self._image_present)
         if self._image_present(image):
             return image
         lock = self._pulls.setdefault(image, threading.Lock())
@@ -280,9 +280,7 @@ class DockerBackend:
             except ImagePullFailed as exc:
                 message = (
                     f"image {image} (from {source}) is not present and could not be pulled: "
-                    f"{exc.detail or exc}. Offline? Build a local image with "
-                    f"'bash packaging/images/build.sh {pack.name}' and set "
-                    f"{env_var(pack.name)}=playground-{pack.name}:local (or add it to {config_path()})"
+                    f"{exc.detail or exc}. Offline? Build a local image from Debian packages: {images_hint(pack.name)}"
                 )
                 self._pull_failures[image] = (time.monotonic(), message)
                 raise BackendUnavailable(f"docker: {message}") from exc
@@ -540,19 +538,14 @@ class DockerBackend:
             self._isolation_diagnostic(),
         ]
         for pack in self._packs:
-            image, source = self._resolver.resolve(pack)
+            image, source = self._resolver.resolve(pack, self._image_present)
             present = self._image_present(image)
             lines.append(
                 Diagnostic(
                     name=f"docker image for {pack.name}",
                     ok=present,
                     detail=f"{image} ({'present' if present else 'missing'}; from {source})",
-                    hint=(
-                        ""
-                        if present
-                        else f"it is pulled on first use when online; offline: 'bash packaging/images/build.sh "
-                        f"{pack.name}' then {env_var(pack.name)}=playground-{pack.name}:local"
-                    ),
+                    hint="" if present else f"{images_hint(pack.name)} (from Debian packages), or pull {image}",
                     required=False,
                 )
             )

@@ -1,4 +1,4 @@
-"""``playground``: run | repl | serve | doctor | mcp | languages | gui | setup.
+"""``playground``: run | repl | serve | doctor | mcp | languages | gui | setup | images | install-desktop.
 
 Only the CLI prints. Every sub-command gets a factory for the ``Sandbox``
 it uses, so tests can hand it one with a fake backend.
@@ -15,6 +15,7 @@ from playground.cli import (
     desktop_cmd,
     exitcodes,
     gui_cmd,
+    images_cmd,
     info_cmd,
     mcp_cmd,
     repl_cmd,
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     gui_cmd.add_parser(sub)
     setup_cmd.add_parser(sub)
     desktop_cmd.add_parsers(sub)
+    images_cmd.add_parser(sub)
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available in this version yet)")
         p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)

@@ -73,18 +73,34 @@ def test_image_override_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     config = tmp_path / "images.json"
     resolver = ImageResolver(config)
     monkeypatch.delenv("PLAYGROUND_IMAGE_NODE", raising=False)
-    assert resolver.resolve(node.PACK) == ("node:22-slim", "pack node")
+    assert resolver.resolve(node.PACK, lambda image: False) == ("node:22-slim", "pack node")
     config.write_text(json.dumps({"nodejs": "from-file:1"}))
-    assert resolver.resolve(node.PACK)[0] == "from-file:1"
+    assert resolver.resolve(node.PACK, lambda image: False)[0] == "from-file:1"
     monkeypatch.setenv("PLAYGROUND_IMAGE_NODE", "from-env:2")
-    assert resolver.resolve(node.PACK) == ("from-env:2", "$PLAYGROUND_IMAGE_NODE")
+    assert resolver.resolve(node.PACK, lambda image: False) == ("from-env:2", "$PLAYGROUND_IMAGE_NODE")
+
+
+def test_the_local_build_is_used_when_the_official_image_is_absent(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    resolver = ImageResolver(tmp_path / "none.json")
+    monkeypatch.delenv("PLAYGROUND_IMAGE_BASH", raising=False)
+    local = lambda image: image == "playground-bash:local"  # noqa: E731
+    assert resolver.resolve(bash.PACK, local) == (
+        "playground-bash:local",
+        "local build (playground images build bash)",
+    )
+    # The official image wins when both are here; an explicit choice is never second-guessed.
+    assert resolver.resolve(bash.PACK, lambda image: True)[0] == "bash:5"
+    monkeypatch.setenv("PLAYGROUND_IMAGE_BASH", "mine:1")
+    assert resolver.resolve(bash.PACK, local) == ("mine:1", "$PLAYGROUND_IMAGE_BASH")
 
 
 def test_bad_config_file_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     config = tmp_path / "images.json"
     config.write_text("{not json")
     monkeypatch.delenv("PLAYGROUND_IMAGE_BASH", raising=False)
-    assert ImageResolver(config).resolve(bash.PACK)[0] == "bash:5"
+    assert ImageResolver(config).resolve(bash.PACK, lambda image: False)[0] == "bash:5"
 
 
 def test_close_is_idempotent_and_final() -> None:

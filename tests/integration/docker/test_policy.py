@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -107,23 +108,44 @@ async def test_docker_missing_is_reported_not_downgraded(
         backend.close()
 
 
-async def test_missing_image_offline_is_a_clear_error(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The official image is not here and no registry is reachable: a clear, fast BackendUnavailable."""
+async def test_the_local_build_is_found_without_any_variable(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No PLAYGROUND_IMAGE_BASH, no config file (as in an MCP client): playground-bash:local is used."""
     monkeypatch.delenv("PLAYGROUND_IMAGE_BASH", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/nonexistent")
     if engine.image_present("bash:5"):
-        pytest.skip("the official bash:5 image is present, nothing to pull")
-    backend = DockerBackend(pull_timeout=15.0)
-    events: list[str] = []
+        pytest.skip("the official bash:5 image is present; it would be preferred")
+    if not engine.image_present("playground-bash:local"):
+        pytest.fail("playground-bash:local is missing (bash packaging/images/build.sh bash)")
+    backend = DockerBackend(packs=[bash.PACK])
     try:
         sandbox = Sandbox(backends=[backend], packs=[bash.PACK], policy=DOCKER_ONLY)
-        with pytest.raises(BackendUnavailable) as info:
-            await sandbox.run(Spec(lang="bash", code="echo hi"), on_progress=lambda m, f: events.append(m))
-        message = str(info.value)
-        assert "bash:5" in message and "could not be pulled" in message
-        assert "packaging/images/build.sh bash" in message and "PLAYGROUND_IMAGE_BASH" in message
-        assert events and "pulling bash:5" in events[0]
-        # now routing knows: the reason is reported without another pull
-        reason = backend.unavailable_reason(bash.PACK)
-        assert reason is not None and "could not be pulled" in reason
+        result = await sandbox.run(Spec(lang="bash", code="echo hi from local"))
+        assert result.stdout == b"hi from local\n"
+        (line,) = [d for d in backend.diagnostics() if d.name == "docker image for bash"]
+        assert line.ok and "playground-bash:local" in line.detail and "local build" in line.detail
+    finally:
+        backend.close()
+
+
+async def test_missing_images_are_unavailable_with_the_command_that_fixes_it(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither the official image nor a local build: not available (no pull attempted), and the fix is named."""
+    pack = replace(bash.PACK, name="nosuchpack", aliases=(), extensions=(),
+                   docker=replace(bash.PACK.docker, image="playground-test-absent:0"))  # fmt: skip
+    monkeypatch.delenv("PLAYGROUND_IMAGE_NOSUCHPACK", raising=False)
+    backend = DockerBackend(pull_timeout=15.0, packs=[pack])
+    events: list[str] = []
+    try:
+        sandbox = Sandbox(backends=[backend], packs=[pack], policy=DOCKER_ONLY)
+        reason = backend.unavailable_reason(pack)
+        assert reason is not None and "run: playground images build nosuchpack" in reason
+        assert "playground-test-absent:0" in reason and "playground-nosuchpack:local" in reason
+        assert sandbox.status("nosuchpack").backend is None
+        with pytest.raises(BackendUnavailable, match="playground images build nosuchpack"):
+            await sandbox.run(Spec(lang="nosuchpack", code="echo hi"), on_progress=lambda m, f: events.append(m))
+        assert events == []  # refused up front: nothing was pulled
+        (line,) = [d for d in backend.diagnostics() if d.name == "docker image for nosuchpack"]
+        assert not line.ok and line.hint.startswith("playground images build nosuchpack")
     finally:
         backend.close()
