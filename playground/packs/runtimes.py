@@ -6,12 +6,11 @@ the packs say which file (by SHA-256) they trust.
 """
 
 from playground.core import Artifact
-from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="46dc584b4b852b9d1e491f4cf6c02f5e7b7a62f5023e9b09f0cc33f1bc693332",
-    size=1081926,
+    sha256="e2d99f83f359e6553555ea512a4a908c586658bde5d0b55a75f392ded7be00f8",
+    size=1084746,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 
@@ -31,8 +30,8 @@ CPYTHON = Artifact(
 
 LUA = Artifact(
     name="lua.wasm",
-    sha256="a72b5254ac00a41706c15130581544e0dce7747746eab00f7041ede10a452dd7",
-    size=404894,
+    sha256="a683c8f8ee4bd19c1169b73b82129b59127e7b1da7561233a678ad2fb99fbe6e",
+    size=406520,
     source="built from PyPI lupa==2.8 (Lua 5.4 onelua.c) (packaging/runtimes)",
 )
 
@@ -42,6 +41,4 @@ BY_MANIFEST_NAME = {
     "typescript-transform": TYPESCRIPT_TRANSFORM,
     "python": CPYTHON,
     "lua": LUA,
-    "python-scientific": SCIENTIFIC_CPYTHON,
-    "python-scientific-stdlib": SCIENTIFIC_STDLIB,
 }

@@ -78,6 +78,10 @@ def _driver():
     # The session's stdin carries frames: the user's input() sees end of file instead.
     sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     sys.argv = [""]
+    try:
+        os.chdir("/work")  # every program in the sandbox starts in /work (sys.path[0] is "": /work too)
+    except OSError:
+        pass
     pending = bytearray()
 
     def read_frame():

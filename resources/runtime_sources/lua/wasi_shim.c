@@ -10,13 +10,16 @@
  *    tag itself must be defined in assembly, which we do here.
  * 2. WASI has no temporary files: tmpfile() fails with ENOTSUP, so
  *    io.tmpfile() returns nil plus an error message.
- * 3. stdout is made fully buffered before main() runs (musl would make it
+ * 3. Every program starts in /work when it exists (wasi-libc starts it in
+ *    "/"), so io.open("rel.txt") means /work/rel.txt as on the Docker tier.
+ * 4. stdout is made fully buffered before main() runs (musl would make it
  *    line-buffered whenever the host reports a character device), because
  *    a host call per line is slow through a WASI implemented in Python.
  *    It is flushed at exit, by io.flush(), or by io.stdout:setvbuf().
  */
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 
 __asm__(
     ".globl __c_longjmp\n"
@@ -30,4 +33,8 @@ FILE *tmpfile(void) {
 
 __attribute__((constructor)) static void playground_stdout_full_buffering(void) {
     setvbuf(stdout, NULL, _IOFBF, 0);
+}
+
+__attribute__((constructor)) static void playground_start_in_work(void) {
+    (void)chdir("/work"); /* the sandbox's working directory; stays "/" without one */
 }

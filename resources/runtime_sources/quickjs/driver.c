@@ -22,13 +22,17 @@
  *   'fs/promises'): readFileSync(path | 0, enc?) (a string for 'utf8',
  *   else a Uint8Array), writeFileSync, appendFileSync, existsSync,
  *   readdirSync, mkdirSync(path, {recursive}), rmdirSync, rmSync,
- *   unlinkSync, renameSync, copyFileSync, statSync, fs.promises.*;
+ *   unlinkSync, renameSync, copyFileSync, statSync, lstatSync, symlinkSync,
+ *   readlinkSync, fs.promises.*;
  *   failures throw Errors with a node-style .code ('ENOENT', 'EACCES',
  *   'EROFS', 'EDQUOT', ...), .errno (the negated WASI errno), .syscall,
  *   .path. readStdin() returns all of stdin as a string. process.env (the
  *   WASI environment), process.cwd(), process.platform ('wasi'),
  *   process.stdout/stderr.write; TextEncoder/TextDecoder (UTF-8);
  *   Headers, Request, Response (Web-style).
+ * - Every mode starts in /work when it exists (wasi-libc starts a program in
+ *   "/"), so relative paths, process.cwd() and fs.readdirSync('.') mean what
+ *   they mean on the Docker tier.
  * - Pending jobs (promises) and timers run to completion.
  * - An uncaught exception or unhandled rejection prints its stack to stderr
  *   and exits with status 1.
@@ -766,23 +770,24 @@ static JSValue js_write_file(JSContext *c, JSValueConst this_val, int argc,
     return result;
 }
 
-/* stat(path) -> [type (0 file, 1 dir, 2 other), size, atimeMs, mtimeMs, ctimeMs, ino] */
+/* stat(path, nofollow) -> [type (0 file, 1 dir, 2 other, 3 symbolic link), size, atimeMs, mtimeMs,
+   ctimeMs, ino]; nofollow: lstat */
 static JSValue js_stat(JSContext *c, JSValueConst this_val, int argc,
                        JSValueConst *argv) {
     (void)this_val;
-    (void)argc;
     const char *path = JS_ToCString(c, argv[0]);
     if (!path)
         return JS_EXCEPTION;
+    int nofollow = argc > 1 && JS_ToBool(c, argv[1]);
     struct stat st;
-    if (stat(path, &st) != 0) {
-        JSValue r = throw_errno(c, errno, "stat", path, NULL);
+    if ((nofollow ? lstat(path, &st) : stat(path, &st)) != 0) {
+        JSValue r = throw_errno(c, errno, nofollow ? "lstat" : "stat", path, NULL);
         JS_FreeCString(c, path);
         return r;
     }
     JS_FreeCString(c, path);
     JSValue a = JS_NewArray(c);
-    int type = S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? 1 : 2;
+    int type = S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? 1 : S_ISLNK(st.st_mode) ? 3 : 2;
     JS_SetPropertyUint32(c, a, 0, JS_NewInt32(c, type));
     JS_SetPropertyUint32(c, a, 1, JS_NewFloat64(c, (double)st.st_size));
     JS_SetPropertyUint32(c, a, 2, JS_NewFloat64(c, st.st_atim.tv_sec * 1e3 + st.st_atim.tv_nsec / 1e6));
@@ -854,6 +859,40 @@ static JSValue js_path_op(JSContext *c, JSValueConst this_val, int argc,
     return result;
 }
 
+/* symlink(target, path) */
+static JSValue js_symlink(JSContext *c, JSValueConst this_val, int argc,
+                          JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    const char *target = JS_ToCString(c, argv[0]);
+    if (!target)
+        return JS_EXCEPTION;
+    const char *path = JS_ToCString(c, argv[1]);
+    if (!path) {
+        JS_FreeCString(c, target);
+        return JS_EXCEPTION;
+    }
+    JSValue result = symlink(target, path) == 0 ? JS_UNDEFINED : throw_errno(c, errno, "symlink", target, path);
+    JS_FreeCString(c, target);
+    JS_FreeCString(c, path);
+    return result;
+}
+
+/* readlink(path) -> the link's target */
+static JSValue js_readlink(JSContext *c, JSValueConst this_val, int argc,
+                           JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    const char *path = JS_ToCString(c, argv[0]);
+    if (!path)
+        return JS_EXCEPTION;
+    char buf[4097];
+    ssize_t n = readlink(path, buf, sizeof buf - 1);
+    JSValue result = n < 0 ? throw_errno(c, errno, "readlink", path, NULL) : JS_NewStringLen(c, buf, (size_t)n);
+    JS_FreeCString(c, path);
+    return result;
+}
+
 /* encode(string) -> Uint8Array (UTF-8) */
 static JSValue js_encode(JSContext *c, JSValueConst this_val, int argc,
                          JSValueConst *argv) {
@@ -915,7 +954,9 @@ static JSValue make_native(JSContext *c) {
     JS_SetPropertyStr(c, n, "readFile", JS_NewCFunction(c, js_read_file, "readFile", 1));
     JS_SetPropertyStr(c, n, "readStdin", JS_NewCFunction(c, js_read_stdin, "readStdin", 0));
     JS_SetPropertyStr(c, n, "writeFile", JS_NewCFunction(c, js_write_file, "writeFile", 3));
-    JS_SetPropertyStr(c, n, "stat", JS_NewCFunction(c, js_stat, "stat", 1));
+    JS_SetPropertyStr(c, n, "stat", JS_NewCFunction(c, js_stat, "stat", 2));
+    JS_SetPropertyStr(c, n, "symlink", JS_NewCFunction(c, js_symlink, "symlink", 2));
+    JS_SetPropertyStr(c, n, "readlink", JS_NewCFunction(c, js_readlink, "readlink", 1));
     JS_SetPropertyStr(c, n, "readdir", JS_NewCFunction(c, js_readdir, "readdir", 1));
     JS_SetPropertyStr(c, n, "mkdir", JS_NewCFunctionMagic(c, js_path_op, "mkdir", 1, JS_CFUNC_generic_magic, 0));
     JS_SetPropertyStr(c, n, "rmdir", JS_NewCFunctionMagic(c, js_path_op, "rmdir", 1, JS_CFUNC_generic_magic, 1));
@@ -958,7 +999,7 @@ static const char node_js[] =
 "const isStdin = (p) => p === 0 || p === '/dev/stdin';\n"
 "class Stats {\n"
 "  constructor(a) {\n"
-"    this.dev = 1; this.ino = a[5]; this.mode = a[0] === 1 ? 0o40755 : 0o100644; this.nlink = 1;\n"
+"    this.dev = 1; this.ino = a[5]; this.mode = a[0] === 1 ? 0o40755 : a[0] === 3 ? 0o120777 : 0o100644; this.nlink = 1;\n"
 "    this.size = a[1]; this.atimeMs = a[2]; this.mtimeMs = a[3]; this.ctimeMs = a[4]; this.birthtimeMs = a[4];\n"
 "    define(this, 'type', a[0]);\n"
 "  }\n"
@@ -968,7 +1009,7 @@ static const char node_js[] =
 "  get birthtime() { return new Date(this.birthtimeMs); }\n"
 "  isFile() { return this.type === 0; }\n"
 "  isDirectory() { return this.type === 1; }\n"
-"  isSymbolicLink() { return false; }\n"
+"  isSymbolicLink() { return this.type === 3; }\n"
 "  isFIFO() { return false; }\n"
 "  isSocket() { return false; }\n"
 "  isBlockDevice() { return false; }\n"
@@ -978,7 +1019,7 @@ static const char node_js[] =
 "  constructor(name, dir, type) { this.name = name; this.parentPath = dir; define(this, 'type', type); }\n"
 "  isFile() { return this.type === 0; }\n"
 "  isDirectory() { return this.type === 1; }\n"
-"  isSymbolicLink() { return false; }\n"
+"  isSymbolicLink() { return this.type === 3; }\n"
 "}\n"
 "const join = (dir, name) => (dir.endsWith('/') ? dir : dir + '/') + name;\n"
 "const fs = {\n"
@@ -1004,7 +1045,7 @@ static const char node_js[] =
 "    path = pathArg(path);\n"
 "    const names = native.readdir(path).sort();\n"
 "    if (options !== null && typeof options === 'object' && options.withFileTypes)\n"
-"      return names.map((n) => { let t = 2; try { t = native.stat(join(path, n))[0]; } catch (_) {} return new Dirent(n, path, t); });\n"
+"      return names.map((n) => { let t = 2; try { t = native.stat(join(path, n), true)[0]; } catch (_) {} return new Dirent(n, path, t); });\n"
 "    return names;\n"
 "  },\n"
 "  mkdirSync(path, options) {\n"
@@ -1031,7 +1072,7 @@ static const char node_js[] =
 "    path = pathArg(path);\n"
 "    const o = options !== null && typeof options === 'object' ? options : {};\n"
 "    let st;\n"
-"    try { st = native.stat(path); } catch (e) { if (o.force && e.code === 'ENOENT') return; throw e; }\n"
+"    try { st = native.stat(path, true); } catch (e) { if (o.force && e.code === 'ENOENT') return; throw e; }\n"
 "    if (st[0] !== 1) { native.unlink(path); return; }\n"
 "    if (!o.recursive) { const e = new Error('Path is a directory: rm returned EISDIR (is a directory) ' + path); e.code = 'ERR_FS_EISDIR'; throw e; }\n"
 "    for (const n of native.readdir(path)) fs.rmSync(join(path, n), o);\n"
@@ -1044,9 +1085,16 @@ static const char node_js[] =
 "    }\n"
 "  },\n"
 "};\n"
-"fs.lstatSync = fs.statSync;\n"
+"fs.lstatSync = (path, options) => {\n"
+"  try { return new Stats(native.stat(pathArg(path), true)); } catch (e) {\n"
+"    if (options !== null && typeof options === 'object' && options.throwIfNoEntry === false && e.code === 'ENOENT') return undefined;\n"
+"    throw e;\n"
+"  }\n"
+"};\n"
+"fs.symlinkSync = (target, path) => { native.symlink(pathArg(target, 'target'), pathArg(path)); };\n"
+"fs.readlinkSync = (path, options) => { if (options !== undefined) encodingOf(options); return native.readlink(pathArg(path)); };\n"
 "fs.promises = {};\n"
-"for (const name of ['readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'unlink', 'rename', 'copyFile', 'rm', 'stat', 'lstat'])\n"
+"for (const name of ['readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'unlink', 'rename', 'copyFile', 'rm', 'stat', 'lstat', 'symlink', 'readlink'])\n"
 "  fs.promises[name] = async (...args) => fs[name + 'Sync'](...args);\n"
 "fs.promises.access = async (path) => { fs.statSync(path); };\n"
 "define(g, 'fs', fs);\n"
@@ -1250,11 +1298,11 @@ static const char fs_module_js[] =
     "const m = require('fs'); export default m;\n"
     "export const { readFileSync, writeFileSync, appendFileSync, existsSync,"
     " readdirSync, mkdirSync, rmdirSync, rmSync, unlinkSync, renameSync,"
-    " copyFileSync, statSync, lstatSync, promises } = m;\n";
+    " copyFileSync, statSync, lstatSync, symlinkSync, readlinkSync, promises } = m;\n";
 static const char fs_promises_module_js[] =
     "const m = require('fs/promises'); export default m;\n"
     "export const { readFile, writeFile, appendFile, readdir, mkdir, rmdir,"
-    " unlink, rename, copyFile, rm, stat, lstat, access } = m;\n";
+    " unlink, rename, copyFile, rm, stat, lstat, symlink, readlink, access } = m;\n";
 static const char process_module_js[] =
     "const m = require('process'); export default m;\n"
     "export const { argv, env, exit, cwd, platform, stdout, stderr } = m;\n";
@@ -1837,6 +1885,7 @@ enum Mode { MODE_RUN, MODE_REPL, MODE_SERVE };
 int main(int argc, char **argv) {
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     setvbuf(stderr, errbuf, _IOFBF, sizeof errbuf);
+    (void)chdir("/work"); /* the sandbox's working directory; stays "/" without one */
 
     int first = 1;
     enum Mode mode = MODE_RUN;

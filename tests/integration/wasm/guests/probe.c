@@ -64,6 +64,34 @@ int main(int argc, char **argv) {
     closedir(d); return 0;
   }
   if (!strcmp(mode, "mkdir")) return report("mkdir", mkdir(argv[2], 0755) == 0);
+  if (!strcmp(mode, "cwd")) { char buf[512]; if (!getcwd(buf, sizeof buf)) return report("getcwd", 0); printf("%s\n", buf); return 0; }
+  /* cd DIR MODE ARGS...: change directory, then do MODE (relative paths then start at DIR) */
+  if (!strcmp(mode, "cd")) { if (chdir(argv[2]) != 0) return report("chdir", 0); argv[2] = argv[0]; return main(argc - 2, argv + 2); }
+  if (!strcmp(mode, "symlink")) return report("symlink", symlink(argv[2], argv[3]) == 0);
+  if (!strcmp(mode, "readlink")) {
+    char buf[512]; ssize_t n = readlink(argv[2], buf, sizeof buf - 1);
+    if (n < 0) return report("readlink", 0);
+    buf[n] = 0; printf("%s\n", buf); return 0;
+  }
+  if (!strcmp(mode, "lstat")) {
+    struct stat st; if (lstat(argv[2], &st) != 0) return report("lstat", 0);
+    printf("%s %lld\n", S_ISLNK(st.st_mode) ? "link" : S_ISDIR(st.st_mode) ? "dir" : "file", (long long)st.st_size);
+    return 0;
+  }
+  if (!strcmp(mode, "link")) return report("link", link(argv[2], argv[3]) == 0);
+  /* chain TARGET LINK MODE ARGS...: make the symlink, then do MODE in the same run */
+  if (!strcmp(mode, "chain")) {
+    if (report("symlink", symlink(argv[2], argv[3]) == 0)) return 1;
+    argv[3] = argv[0]; return main(argc - 3, argv + 3);
+  }
+  if (!strcmp(mode, "links")) {
+    int n = atoi(argv[2]); char name[64];
+    for (int i = 0; i < n; i++) {
+      snprintf(name, sizeof name, "/work/l%d", i);
+      if (symlink("target", name) != 0) { printf("linked %d then errno=%d\n", i, errno); return 1; }
+    }
+    printf("linked %d\n", n); return 0;
+  }
   if (!strcmp(mode, "unlink")) return report("unlink", unlink(argv[2]) == 0);
   if (!strcmp(mode, "rename")) return report("rename", rename(argv[2], argv[3]) == 0);
   if (!strcmp(mode, "many")) {
