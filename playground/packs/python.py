@@ -1,6 +1,7 @@
 """Python: CPython 3.12 compiled to WASI, with its standard library embedded."""
 
-from playground.core import Capabilities, DockerSpec, Pack, WasmSpec
+from playground.core import Capabilities, DockerSpec, Pack, WasmSpec, WasmVariant
+from playground.packs import scientific
 from playground.packs.runtimes import CPYTHON
 
 #: Runs the program as ``python main.py`` would, from ``/work``. wasi-libc starts every program in ``/``
@@ -43,6 +44,22 @@ PACK = Pack(
     wasm=WasmSpec(
         module=CPYTHON, args=("-B", "-c", BOOT, "{main}", "{args}"), main_file="main.py", session_driver="repl_py",
         typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
+        variants=(
+            WasmVariant(
+                name="scientific",
+                detector="python-imports",
+                triggers=scientific.PROVIDES,
+                version="CPython 3.15.0 (WASI) with numpy, pandas, scipy, scikit-learn, statsmodels, matplotlib",
+                description="Python 3.15 with numpy, pandas, scipy, scikit-learn, statsmodels and matplotlib "
+                "(CPython in WebAssembly; picked when the program imports one of them)",
+                wasm=WasmSpec(
+                    module=scientific.SCIENTIFIC_CPYTHON, entry="run", mounts=scientific.MOUNTS,
+                    args=("-B", "-c", scientific.BOOT, "{main}", "{args}"), main_file="main.py",
+                    session_driver="repl_py", session_prelude=scientific.MPL_SHOW, env=scientific.ENV,
+                    typical_start=0.035,
+                ),
+            ),
+        ),
     ),
     # The Docker tier runs CPython natively (for servers: http.server and friends need sockets).
     # Offline and in tests: PLAYGROUND_IMAGE_PYTHON=playground-python:local (packaging/images/build.sh python).

@@ -6,6 +6,7 @@ the packs say which file (by SHA-256) they trust.
 """
 
 from playground.core import Artifact
+from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
@@ -41,4 +42,6 @@ BY_MANIFEST_NAME = {
     "typescript-transform": TYPESCRIPT_TRANSFORM,
     "python": CPYTHON,
     "lua": LUA,
+    "python-scientific": SCIENTIFIC_CPYTHON,
+    "python-scientific-stdlib": SCIENTIFIC_STDLIB,
 }
