@@ -94,7 +94,7 @@ from backends.docker.profile import on_network, oneshot_profile
 from backends.docker.serve import DockerGuestService, start_guest_service
 from backends.docker.session import DockerGuestSession, start_session
 from backends.docker.usage import check_inputs_fit
-from backends.docker.wrapper import MARK_ENV, input_archive, wrapper_argv
+from backends.docker.wrapper import MARK_ENV, for_request, input_archive, wrapper_argv
 from playground.core import (
     BackendUnavailable,
     Diagnostic,
@@ -348,9 +348,9 @@ class DockerBackend:
 
     def _execute(self, request: Request, ctl: _RunControl, net: NetAccess | None) -> Outcome:
         pack = request.pack
-        spec = pack.docker
-        if spec is None:
+        if pack.docker is None:
             raise BackendUnavailable(f"docker: {pack.name} has no Docker image")
+        spec = for_request(pack.docker, request.spec)
         engine, info, _ = self._connected()
         ctl.check()
         image = self._ensure_image(engine, pack, request.progress, ctl)

@@ -30,7 +30,7 @@ from backends.docker.engine import Attachment, ContainerState, Engine, EngineErr
 from backends.docker.guestnet import GuestNetns, NetnsError
 from backends.docker.profile import EngineKind, long_lived_profile
 from backends.docker.relay import PortRelay
-from backends.docker.wrapper import input_archive, serve_script
+from backends.docker.wrapper import for_request, input_archive, serve_script
 from playground.core import LogBuffer, MemoryLimitExceeded, Outcome, ServeError, ServeRequest, TCPAddress
 
 log = logging.getLogger(__name__)
@@ -160,8 +160,8 @@ def start_guest_service(
     Raises:
         EngineError: the daemon refused, or the guest's namespace could not be entered.
     """
-    spec = request.pack.docker
-    assert spec is not None
+    assert request.pack.docker is not None
+    spec = for_request(request.pack.docker, request.spec)
     archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin)
     argv = ["/bin/sh", "-c", serve_script(spec, request.spec.args)]
     profile = long_lived_profile(request.limits, spec, kind)

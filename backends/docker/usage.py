@@ -86,17 +86,21 @@ def check_inputs_fit(request: Request) -> None:
     """Refuse up front what could not be unpacked into the tmpfs mounts (sizes in tmpfs pages).
 
     Raises:
-        FSQuotaExceeded: ``/in``, or the program plus stdin in ``/work``, exceed ``fs_quota``.
+        FSQuotaExceeded: ``/in``, or the program, its stdin and the caller's work files in ``/work``,
+            exceed ``fs_quota``.
     """
     quota = request.limits.get("fs_quota")
     if quota is None:
         return
     inputs = sum(_pages(len(f.data)) for _, f in request.vfs.iter_files(_base(request.vfs, "in")))
+    work = sum(_pages(len(f.data)) for _, f in request.vfs.iter_files(_base(request.vfs, "work")))
     if inputs > quota:
         raise FSQuotaExceeded(f"the /in files need {inputs} bytes of tmpfs pages; the quota is {quota}")
-    staged = _pages(len(request.spec.code_bytes)) + _pages(len(request.stdin)) + 2 * PAGE
+    staged = work + _pages(len(request.spec.code_bytes)) + _pages(len(request.stdin)) + 2 * PAGE
     if staged > quota:
-        raise FSQuotaExceeded(f"the program and its stdin need {staged} bytes in /work; the quota is {quota}")
+        raise FSQuotaExceeded(
+            f"the program, its stdin and the work files need {staged} bytes in /work; the quota is {quota}"
+        )
 
 
 def _base(vfs: VFS, name: str) -> Dir:

@@ -11,7 +11,7 @@ Why it works this way (measured on Docker 20.10 and documented for Podman):
 * So the container's main process (under ``docker-init``) is a POSIX ``sh``
   wrapper that needs only ``sh``, ``tar``, ``setpriv`` (util-linux) or
   ``su``, ``df`` and ``cat`` in the image. Its stdin carries one tar stream
-  (``input_archive``): ``/in`` files, the program under ``/work`` and,
+  (``input_archive``): ``/in`` files, the caller's ``/work`` files, the program under ``/work`` and,
   hidden under ``/work/.playground``, the guest's stdin.
 
 Two users, and why (issue #12): the wrapper runs as root *in the container*
@@ -56,6 +56,7 @@ throughout: they have no trailer to protect (see their modules).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import secrets
 import shlex
@@ -64,7 +65,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final
 
-from playground.core import VFS, DockerSpec
+from playground.core import VFS, DockerSpec, InvalidSpec, Spec
 from playground.core.vfs import Dir, File
 
 #: Hidden staging directory inside /work; removed before the guest's program starts.
@@ -114,6 +115,11 @@ _SETTLE: Final = (
 def main_path(spec: DockerSpec) -> str:
     """The guest path of the program file (``workdir/main_file``)."""
     return f"{spec.workdir.rstrip('/')}/{spec.main_file}"
+
+
+def for_request(docker: DockerSpec, spec: Spec) -> DockerSpec:
+    """``docker`` with the program file named as the caller asked (``Spec.main_file``), as on the Wasm tier."""
+    return docker if spec.main_file is None else dataclasses.replace(docker, main_file=spec.main_file)
 
 
 def expand(template: Sequence[str], main: str, args: Sequence[str]) -> list[str]:
@@ -240,10 +246,12 @@ def serve_script(spec: DockerSpec, args: Sequence[str]) -> str:
     return "\n".join((*_unpack_lines(), *_prepare_lines(), last))
 
 
-def _walk_in(vfs: VFS) -> Iterator[tuple[str, Dir | File]]:
-    inbox = vfs.root.children["in"]
-    assert isinstance(inbox, Dir)
-    stack: list[tuple[str, Dir]] = [("in", inbox)]
+def _walk_tree(vfs: VFS, base: str) -> Iterator[tuple[str, Dir | File]]:
+    """Directories and regular files under ``/base`` of the VFS, parents first (nothing if it is missing)."""
+    top = vfs.root.children.get(base)
+    if not isinstance(top, Dir):
+        return
+    stack: list[tuple[str, Dir]] = [(base, top)]
     while stack:
         prefix, directory = stack.pop()
         for name in sorted(directory.children):
@@ -279,20 +287,28 @@ def guest_tar(entries: Iterable[TarEntry]) -> bytes:
 
 
 def input_archive(vfs: VFS, spec: DockerSpec, code: bytes, stdin: bytes) -> bytes:
-    """The tar stream the wrapper unpacks at ``/`` (as the guest): ``/in``, the program and its stdin.
+    """The tar stream the wrapper unpacks at ``/`` (as the guest): ``/in``, ``/work`` (the caller's work files and
+    the program) and the program's stdin.
 
     No marker: the guest can read everything in here.
 
     Holds only regular files and directories with relative names the VFS
     already validated; nothing the host reads from disk.
+
+    Raises:
+        InvalidSpec: a work file is where the program goes.
     """
     stage = STAGE.lstrip("/")
     entries: list[TarEntry] = [
         (path, None, 0o755) if isinstance(node, Dir) else (path, bytes(node.data), 0o644)
-        for path, node in _walk_in(vfs)
+        for top in ("in", "work")
+        for path, node in _walk_tree(vfs, top)
     ]
+    program = main_path(spec).lstrip("/")
+    if any(path == program for path, _, _ in entries):
+        raise InvalidSpec(f"the program's file /{program} is also one of the caller's files; name one differently")
     entries += [
-        (main_path(spec).lstrip("/"), code, 0o644),
+        (program, code, 0o644),
         (stage, None, 0o700),
     ]
     if stdin:
