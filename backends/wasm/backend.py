@@ -146,7 +146,7 @@ class WasmBackend:
 
     def diagnostics(self) -> list[Diagnostic]:
         """wasmtime, the cache directory, and every runtime of the packs given at construction."""
-        return diagnose(self._root, self._artifacts, self._packs, wasmtime_version())
+        return diagnose(self._root, self._artifacts, self._packs, wasmtime_version(), self.modules.has)
 
     # -- Backend protocol --------------------------------------------------------------------
 
@@ -301,6 +301,7 @@ class WasmBackend:
             argv=launch.argv(pack, request.spec, has_program=has_program),
             env=launch.environment(pack, request.spec),
             stdin=request.stdin,
+            keyboard=request.input,
             vfs=request.vfs,
             output=request.output,
             memory_limit=memory,

@@ -1,9 +1,10 @@
-"""``playground doctor`` lines for the Wasm tier: wasmtime, the cache, each pinned runtime."""
+"""``playground doctor`` lines for the Wasm tier: wasmtime, the cache, each pinned runtime (variants too)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from backends.wasm.artifacts import INSTALL_HINT, ArtifactMismatch, ArtifactStore, artifact_path
@@ -11,9 +12,23 @@ from playground.core.backend import Diagnostic
 from playground.core.errors import BackendUnavailable
 from playground.core.pack import Artifact, Pack
 
+#: How to get a runtime only a variant needs (else fetched and compiled when a program first needs it).
+VARIANT_HINT = "playground setup --scientific (or let the first program that imports numpy set it up)"
 
-def diagnose(root: Path, store: ArtifactStore, packs: Iterable[Pack], wasmtime_version: str) -> list[Diagnostic]:
-    """Check wasmtime, the cache directory and every runtime the packs pin (hash-verified)."""
+
+def diagnose(
+    root: Path,
+    store: ArtifactStore,
+    packs: Iterable[Pack],
+    wasmtime_version: str,
+    compiled: Callable[[str], bool] = lambda sha256: True,
+) -> list[Diagnostic]:
+    """Check wasmtime, the cache directory and every runtime the packs pin (hash-verified).
+
+    A runtime only a variant uses (Python's scientific runtime) is optional:
+    missing, it warns (it is fetched when a program first needs it).
+    ``compiled`` says whether a module is compiled for this machine yet.
+    """
     lines = [Diagnostic(name="wasmtime", ok=True, detail=f"wasmtime-py {wasmtime_version} (Cranelift)")]
     lines.append(_cache_line(root))
     seen: dict[str, tuple[Artifact, list[str]]] = {}
@@ -21,11 +36,20 @@ def diagnose(root: Path, store: ArtifactStore, packs: Iterable[Pack], wasmtime_v
         spec = pack.wasm
         if spec is None:
             continue
-        for artifact in (spec.module, spec.transformer):
-            if artifact is not None:
-                seen.setdefault(artifact.sha256, (artifact, []))[1].append(pack.name)
+        for label, runtime in ((pack.name, spec), *((f"{pack.name} ({v.name})", v.wasm) for v in spec.variants)):
+            artifacts = [runtime.module, runtime.transformer, *(m.artifact for m in runtime.mounts)]
+            for artifact in artifacts:
+                if artifact is not None and label not in seen.setdefault(artifact.sha256, (artifact, []))[1]:
+                    seen[artifact.sha256][1].append(label)
+    modules = {a.sha256 for p in packs if p.wasm for w in (p.wasm, *(v.wasm for v in p.wasm.variants))
+               for a in (w.module, w.transformer) if a is not None}  # fmt: skip
     for artifact, users in seen.values():
-        lines.append(_runtime_line(root, store, artifact, users))
+        line = _runtime_line(root, store, artifact, users)
+        if all("(" in user for user in users):  # used by variants only
+            line = replace(line, required=False, hint=line.hint and VARIANT_HINT)
+        if line.ok and artifact.sha256 in modules and not compiled(artifact.sha256):
+            line = replace(line, detail=line.detail + "; not compiled for this machine yet (the first use compiles it)")
+        lines.append(line)
     return lines
 
 

@@ -4,8 +4,10 @@ Every run result is returned both ways the protocol allows: as
 ``structured_content`` validated against the tool's output schema, and as a
 JSON text block of the same data for clients that only show text. Files the
 guest left in ``/out`` come back inline (small UTF-8 text, in the ``files``
-list), as embedded resources (binary or large files, up to a total budget),
-or listed as omitted with the reason. Nothing here touches the host
+list), as image content (PNG, JPEG, GIF and WebP pictures, found by their
+bytes: a chart the program saved or showed, so a client can display it),
+as embedded resources (other binary or large files), all within one total
+budget, or listed as omitted with the reason. Nothing here touches the host
 filesystem.
 
 Guest-chosen text (file names, stdout, stderr, anything quoted in a
@@ -33,6 +35,7 @@ from mcp_types import (
     CallToolResult,
     ContentBlock,
     EmbeddedResource,
+    ImageContent,
     TextContent,
     TextResourceContents,
 )
@@ -86,8 +89,9 @@ class OutFile(BaseModel):
     name: str = Field(description="Path relative to /out (escaped when 'name_escaped' is true).")
     name_escaped: bool = _escaped_flag("the file name")
     size: int = Field(description="Size in bytes.")
-    delivery: Literal["inline", "embedded", "omitted"] = Field(
-        description="'inline': the content is in 'text'; 'embedded': the content is an embedded resource "
+    delivery: Literal["inline", "image", "embedded", "omitted"] = Field(
+        description="'inline': the content is in 'text'; 'image': a picture, returned as an image content "
+        "block of this result (in the order of the files); 'embedded': the content is an embedded resource "
         "(uri) in this result's content blocks; 'omitted': too large to return (see 'note')."
     )
     text: str | None = Field(default=None, description="The file's UTF-8 text when delivery is 'inline'.")
@@ -133,6 +137,21 @@ class SessionOutput(RunOutput):
     restarted: bool = Field(description="True when the interpreter was restarted before this evaluation.")
 
 
+def _no_variants(value: list[VariantInfo]) -> bool:
+    return not value
+
+
+class VariantInfo(BaseModel):
+    """A heavier runtime of a language that a program gets by importing what it provides."""
+
+    name: str = Field(description="The variant's name, e.g. 'scientific'.")
+    version: str = Field(description="Its runtime version and what it bundles.")
+    provides: list[str] = Field(description="Top-level modules it has; importing one picks this runtime.")
+    ready: bool = Field(description="True when it is downloaded and compiled here; otherwise the first program "
+                        "that needs it sets it up first (a one-time download and compile, reported as progress).")
+    missing: str | None = Field(description="What it still needs here, when it is not ready.")
+
+
 class LanguageInfo(BaseModel):
     """One language and whether it can run on this server now."""
 
@@ -148,6 +167,12 @@ class LanguageInfo(BaseModel):
     cold_start_ms: float | None = Field(
         description="Typical time of a hello-world run on the chosen backend (measured on a 2-core machine with "
         "warm caches; compile included for compiled languages); null when not measured or unavailable."
+    )
+    variants: list[VariantInfo] = Field(
+        default_factory=list,
+        exclude_if=_no_variants,
+        description="Heavier runtimes of this language, picked per program by its imports (Python's "
+        "'scientific': numpy, pandas, scipy, scikit-learn, statsmodels, matplotlib).",
     )
 
 
@@ -265,6 +290,12 @@ def _out_files(
             ))
             continue
         budget -= len(data)
+        image = _image_type(data)
+        if image is not None:
+            blocks.append(ImageContent(type="image", data=base64.b64encode(data).decode("ascii"), mime_type=image))
+            listed.append(OutFile(name=shown, name_escaped=escaped, size=len(data), delivery="image",
+                                  mime_type=image))
+            continue
         uri = OUT_URI + quote(name.encode("utf-8", "surrogateescape"), safe="/")  # the exact bytes, %-encoded
         resource: TextResourceContents | BlobResourceContents
         if text is not None:
@@ -277,6 +308,21 @@ def _out_files(
         listed.append(OutFile(name=shown, name_escaped=escaped, size=len(data), delivery="embedded", uri=uri,
                               mime_type=mime))
     return listed, blocks
+
+
+#: Leading bytes of the picture formats clients display -> MIME type.
+_IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
+                (b"GIF89a", "image/gif"))  # fmt: skip
+
+
+def _image_type(data: bytes) -> str | None:
+    """The MIME type of a picture, told by its bytes (never by the guest's file name), or None."""
+    for magic, mime in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 def _as_text(data: bytes) -> str | None:

@@ -49,6 +49,7 @@ from playground.core import (
     TooManySessions,
     UnknownLanguage,
     Unsupported,
+    WasmVariant,
     clean_key,
     format_duration,
     format_size,
@@ -61,6 +62,7 @@ from playground.mcp.results import (
     LanguagesOutput,
     RunOutput,
     SessionOutput,
+    VariantInfo,
     applied_limits,
     run_fields,
     tool_result,
@@ -143,8 +145,13 @@ async def execute_code(
                        files=files, files_base64=files_base64, args=args, limits=limits)
     error: LimitExceeded | None = None
     async with state.gate:
+        progress = _progress_reporter(ctx)
+        try:  # a runtime used for the first time (the scientific one) is set up here, outside the time limit
+            await asyncio.to_thread(state.sandbox.prepare, pack.name, lambda line: progress(line, -1.0), spec=spec)
+        except SandboxError as exc:
+            raise ToolError(str(exc)) from None
         try:
-            result = await state.sandbox.run(spec, on_progress=_progress_reporter(ctx))
+            result = await state.sandbox.run(spec, on_progress=progress)
         except LimitExceeded as exc:
             error = exc
             result = exc.result or Result()
@@ -447,6 +454,16 @@ def _language_info(state: ServerState, name: str) -> LanguageInfo:
         sessions=session_status.backend is not None,
         sessions_reason=session_status.why_not or None,
         cold_start_ms=_cold_start_ms(pack, status.backend),
+        variants=[_variant_info(state, name, variant) for variant in pack.wasm.variants] if pack.wasm else [],
+    )
+
+
+def _variant_info(state: ServerState, lang: str, variant: WasmVariant) -> VariantInfo:
+    view = state.sandbox.variant_status(lang)[variant.name].pack
+    missing = state.sandbox.missing(view)
+    return VariantInfo(
+        name=variant.name, version=variant.version, provides=list(variant.provides), ready=not missing,
+        missing=", ".join(missing) or None,
     )
 
 
