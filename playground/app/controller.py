@@ -35,6 +35,7 @@ from playground.core import (
     Diagnosable,
     Diagnostic,
     InvalidLimits,
+    InvalidSpec,
     LimitExceeded,
     Limits,
     Result,
@@ -42,6 +43,7 @@ from playground.core import (
     SandboxError,
     Spec,
     UnknownLanguage,
+    clean_key,
 )
 
 log = logging.getLogger(__name__)
@@ -77,7 +79,7 @@ class View(Protocol):
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
     def show_tab(self, name: str) -> None: ...
-    def set_input_files(self, sizes: Mapping[str, int]) -> None: ...
+    def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None: ...
     def show_out_files(self, files: Mapping[str, bytes]) -> None: ...
     def show_backends(self, languages: Sequence[LanguageRow], diagnostics: Sequence[Diagnostic]) -> None: ...
     def theme(self) -> Theme: ...
@@ -102,6 +104,7 @@ class Controller:
         self.repl = ReplController(sandbox, view.repl, self._current_limits, self._tasks)
         self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks)
         self._inputs: dict[str, bytes] = {}
+        self._work: dict[str, bytes] = {}
         self._path: Path | None = None
         self._run_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -200,7 +203,8 @@ class Controller:
             self._refuse("Nothing to run with: " + self.language_status_text(""))
             return
         try:
-            spec = Spec(lang=language, code=self.view.code(), files=dict(self._inputs), limits=limits)
+            spec = Spec(lang=language, code=self.view.code(), files=dict(self._inputs), work_files=dict(self._work),
+                        main_file=self._main_file(), limits=limits)
         except SandboxError as exc:
             self._refuse(f"Not run: {exc}")
             return
@@ -330,23 +334,41 @@ class Controller:
         self.open_file(str(path))
         self._path = None  # an example is a template: Save asks where
 
-    def add_inputs(self, paths: list[str]) -> None:
-        """Read host files into /in (by base name). Nothing is sent until a run."""
+    def add_inputs(self, paths: list[str], place: str = "in") -> None:
+        """Read host files (by base name) for ``/in`` or, with ``place="work"``, ``/work``. Sent at the next run."""
+        files = self._work if place == "work" else self._inputs
         for path in paths:
             file = Path(path)
             try:
                 if file.stat().st_size > MAX_INPUT_BYTES:
                     self.view.show_message(f"{file.name} is larger than {MAX_INPUT_BYTES >> 20} MiB; not added.")
                     continue
-                self._inputs[file.name] = file.read_bytes()
+                files[file.name] = file.read_bytes()
             except OSError as exc:
                 self.view.show_message(f"Cannot read {path}: {exc.strerror or exc}")
-        self.view.set_input_files({name: len(data) for name, data in self._inputs.items()})
+        self._show_inputs()
 
-    def remove_inputs(self, names: list[str]) -> None:
-        for name in names:
-            self._inputs.pop(name, None)
-        self.view.set_input_files({name: len(data) for name, data in self._inputs.items()})
+    def remove_inputs(self, names: list[tuple[str, str]]) -> None:
+        """Forget files added for ``/in`` or ``/work``: ``(place, name)`` pairs."""
+        for place, name in names:
+            (self._work if place == "work" else self._inputs).pop(name, None)
+        self._show_inputs()
+
+    def _show_inputs(self) -> None:
+        self.view.set_input_files(
+            {name: len(data) for name, data in self._inputs.items()},
+            {name: len(data) for name, data in self._work.items()},
+        )
+
+    def _main_file(self) -> str | None:
+        """The program's name under /work: the editor's file name, so tracebacks name it (None: the pack's)."""
+        if self._path is None:
+            return None
+        try:
+            clean_key(self._path.name)
+        except InvalidSpec:
+            return None
+        return self._path.name
 
     def save_out(self, name: str, path: str) -> None:
         """Write the last run's ``/out/name`` to a host path the user chose."""

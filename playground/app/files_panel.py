@@ -1,7 +1,9 @@
-"""The files panel: files going into ``/in`` and what the guest left in ``/out``.
+"""The files panel: files going into ``/in`` or ``/work`` and what the guest left in ``/out``.
 
-Input files are added with a button or by dropping them on the panel; the
-controller reads them and keeps their bytes. After a run the ``/out``
+Files are added with a button or by dropping them on the panel, into the
+place the selector names: ``/in`` (read-only for the program) or ``/work``
+(its working directory, writable: a module next to the program, a data
+file it updates); the controller reads them and keeps their bytes. After a run the ``/out``
 files are listed; selecting one previews it: PNG, JPEG and SVG as
 pictures, UTF-8 text as text, anything else as its size with Save.
 
@@ -21,6 +23,7 @@ from enum import Enum
 from PySide6.QtCore import QByteArray, QSize, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QPainter, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
+    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -40,6 +43,8 @@ from playground.app.run_summary import human_size
 from playground.core.guest_text import escape
 
 PREVIEW_MAX = QSize(800, 600)
+#: Where added files go: (selector text, guest directory name).
+PLACES = (("to /in (read-only)", "in"), ("to /work (writable)", "work"))
 TEXT_PREVIEW_CHARS = 256 * 1024
 
 
@@ -137,7 +142,7 @@ class FilesPanel(QWidget):
     addRequested = Signal()
     filesDropped = Signal(list)  # local paths
     # ``object``, not ``list``/``str``: Qt's string conversion would drop the surrogate escapes of a name
-    removeRequested = Signal(object)  # list[str]: names under /in
+    removeRequested = Signal(object)  # list[tuple[str, str]]: (place, name), place "in" or "work"
     saveRequested = Signal(object)  # str: name under /out
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -145,21 +150,25 @@ class FilesPanel(QWidget):
         self.setAcceptDrops(True)
         self._out: dict[str, bytes] = {}
         self._out_names: list[str] = []  # row -> real name (the item shows the escaped form)
-        self._in_names: list[str] = []
+        self._in_names: list[tuple[str, str]] = []  # row -> (place, real name)
 
         self.inputs = QListWidget()
         self.inputs.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
         add = QPushButton("Add files…")
         add.clicked.connect(self.addRequested)
+        self.place = QComboBox()
+        for text, place in PLACES:
+            self.place.addItem(text, place)
         self.remove_button = QPushButton("Remove")
         self.remove_button.clicked.connect(
             lambda: self.removeRequested.emit([self._in_names[self.inputs.row(i)] for i in self.inputs.selectedItems()])
         )
         buttons = QHBoxLayout()
         buttons.addWidget(add)
+        buttons.addWidget(self.place)
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
-        in_box = QGroupBox("/in  (read-only for the guest; drop files here)")
+        in_box = QGroupBox("Files for the program  (drop files here; it starts in /work)")
         in_layout = QVBoxLayout(in_box)
         in_layout.addWidget(self.inputs)
         in_layout.addLayout(buttons)
@@ -195,11 +204,18 @@ class FilesPanel(QWidget):
 
     # -- inputs -------------------------------------------------------------
 
-    def set_input_files(self, sizes: Mapping[str, int]) -> None:
+    def destination(self) -> str:
+        """Where the next added or dropped files go: ``"in"`` or ``"work"``."""
+        return str(self.place.currentData())
+
+    def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None:
+        """List the files for ``/in`` (``sizes``) and for ``/work`` (``work``)."""
         self.inputs.clear()
-        self._in_names = sorted(sizes)
-        for name in self._in_names:
-            self.inputs.addItem(QListWidgetItem(f"/in/{escape(name)}  ({human_size(sizes[name])})"))
+        work = work or {}
+        self._in_names = [("in", name) for name in sorted(sizes)] + [("work", name) for name in sorted(work)]
+        for place, name in self._in_names:
+            size = (sizes if place == "in" else work)[name]
+            self.inputs.addItem(QListWidgetItem(f"/{place}/{escape(name)}  ({human_size(size)})"))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():

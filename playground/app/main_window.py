@@ -145,7 +145,7 @@ class MainWindow(QMainWindow):
         self.save_action = self._action("&Save", [QKeySequence.StandardKey.Save], file_menu)
         self.save_as_action = self._action("Save &As…", [QKeySequence.StandardKey.SaveAs], file_menu)
         file_menu.addSeparator()
-        self.add_inputs_action = self._action("Add Files to /in…", [], file_menu)
+        self.add_inputs_action = self._action("Add Files for the Program…", [], file_menu)
         file_menu.addSeparator()
         quit_action = self._action("&Quit", [QKeySequence.StandardKey.Quit], file_menu)
         quit_action.triggered.connect(self.close)
@@ -201,11 +201,11 @@ class MainWindow(QMainWindow):
         self.save_as_action.triggered.connect(lambda: self._ask_save_as(save_as))
         self.editor.fileDropped.connect(open_)
 
-    def connect_inputs(self, *, add: Callable[[list[str]], None], remove: Callable[[list[str]], None],
-                       save_out: Callable[[str, str], None]) -> None:
+    def connect_inputs(self, *, add: Callable[[list[str], str], None],
+                       remove: Callable[[list[tuple[str, str]]], None], save_out: Callable[[str, str], None]) -> None:
         self.files.addRequested.connect(lambda: self._ask_inputs(add))
         self.add_inputs_action.triggered.connect(lambda: self._ask_inputs(add))
-        self.files.filesDropped.connect(add)
+        self.files.filesDropped.connect(lambda paths: add(paths, self.files.destination()))
         self.files.removeRequested.connect(remove)
         self.files.saveRequested.connect(lambda name: self._ask_save_out(name, save_out))
 
@@ -263,10 +263,11 @@ class MainWindow(QMainWindow):
         if path:
             save_as(path)
 
-    def _ask_inputs(self, add: Callable[[list[str]], None]) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add files to /in")
+    def _ask_inputs(self, add: Callable[[list[str], str], None]) -> None:
+        place = self.files.destination()
+        paths, _ = QFileDialog.getOpenFileNames(self, f"Add files to /{place}")
         if paths:
-            add(paths)
+            add(paths, place)
 
     def _ask_save_out(self, name: str, save_out: Callable[[str, str], None]) -> None:
         shown = escape(name)  # a guest-chosen name may hold bytes that are not UTF-8; Qt would drop them
@@ -352,8 +353,8 @@ class MainWindow(QMainWindow):
                   "service": self.service}[name]
         self.tabs.setCurrentWidget(widget)
 
-    def set_input_files(self, sizes: Mapping[str, int]) -> None:
-        self.files.set_input_files(sizes)
+    def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None:
+        self.files.set_input_files(sizes, work)
 
     def show_out_files(self, files: Mapping[str, bytes]) -> None:
         self.files.show_out_files(files)
