@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from playground.cli import exitcodes
+from playground.cli import exitcodes, hostfiles
 from playground.cli.outdir import write_out_files
 from playground.cli.setup_cmd import prepare_language
 from playground.core import (
@@ -62,6 +62,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--max-files", type=count_arg, help="files+dirs in the virtual filesystem (default 256)")
     p.add_argument("--in", dest="inputs", action="append", default=[], metavar="[NAME=]PATH",
                    help="copy a host file read-only into /in (repeatable)")
+    p.add_argument("--work", action="append", default=[], metavar="[NAME=]PATH",
+                   help="copy a host file, or a directory's files, into /work next to the program, where it runs "
+                        "(writable; links inside a directory are skipped; repeatable)")
     p.add_argument("--out", type=Path, metavar="DIR", help="write the files the program left in /out to DIR")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment variable for the program (nothing is inherited)")
@@ -137,6 +140,7 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
             raise UsageError("-e needs --lang")
         code: str | bytes = args.code
         lang = args.lang
+        main_file = None
     elif args.file is not None:
         path = Path(args.file)
         try:
@@ -145,6 +149,7 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
             raise UsageError(f"cannot read {path}: {exc.strerror}") from None
         pack = sandbox.pack(args.lang) if args.lang else sandbox.pack_for_file(path.name)
         lang = pack.name
+        main_file = guest_name(path)
         if _takes_module_bytes(pack):
             code = raw
         else:
@@ -162,6 +167,8 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
         env=parse_env(args.env),
         stdin=_read_stdin(),
         files=read_inputs(args.inputs),
+        work_files=read_work(args.work),
+        main_file=main_file,
         limits=checked_limits(Limits(
             wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
             fs_quota=args.fs_quota, max_files=args.max_files,
@@ -196,6 +203,26 @@ def read_inputs(items: list[str]) -> dict[str, bytes]:
         except OSError as exc:
             raise UsageError(f"--in {item}: {exc.strerror}") from None
     return files
+
+
+def read_work(items: list[str]) -> dict[str, bytes]:
+    """``--work`` items as ``Spec.work_files``; what was skipped inside a directory is said on stderr."""
+    try:
+        tree = hostfiles.read_tree(items, "--work")
+    except hostfiles.HostFileError as exc:
+        raise UsageError(str(exc)) from None
+    for entry in tree.skipped:
+        print(f"playground: --work: skipped {entry}", file=sys.stderr)
+    return tree.files
+
+
+def guest_name(path: Path) -> str | None:
+    """The program file's name in /work: the user's own, so tracebacks name it (None: the pack's, when unsafe)."""
+    try:
+        clean_key(path.name)
+    except SandboxError:
+        return None
+    return path.name
 
 
 def _read_stdin() -> bytes | None:
