@@ -31,7 +31,7 @@ packages_for() {
     case "$1" in
         bash) echo "bash coreutils" ;;
         node) echo "nodejs python3" ;;
-        python) echo "python3" ;;
+        python) echo "python3 python3-numpy python3-pandas python3-scipy python3-sklearn python3-matplotlib python3-statsmodels python3-requests" ;;
         go) echo "golang-go" ;;
         rust) echo "rustc" ;;
         java) echo "default-jdk-headless" ;;

@@ -17,6 +17,7 @@ from backends.wasm import WasmBackend
 from playground.core import Limits, MemoryLimitExceeded, Sandbox, SandboxError, SessionConfig, Spec
 from playground.core.limits import MiB
 from playground.packs import python
+from playground.resource_files import resource_path
 
 PNG = b"\x89PNG\r\n\x1a\n"
 LIMITS = Limits(wall_time=60.0, cpu_time=60.0, memory=512 * MiB)
@@ -168,3 +169,18 @@ async def test_a_fresh_session_moves_to_the_scientific_runtime_and_keeps_state(s
         assert "3.12" in plain.runtime
     finally:
         plain.close()
+
+
+@pytest.mark.parametrize(
+    ("example", "produces"),
+    [
+        ("pandas_csv_summary.py", {"revenue_by_region.csv"}),
+        ("numpy_matplotlib_chart.py", {"figure-1.png", "waves.png"}),
+        ("sklearn_fit.py", set()),
+    ],
+)
+async def test_the_scientific_examples_run(sci: Sandbox, example: str, produces: set[str]) -> None:
+    code = resource_path("examples", example).read_text()
+    out, _, files = await run(sci, code)
+    assert out.strip() and set(files) == produces
+    assert all(files[name].startswith(PNG) for name in produces if name.endswith(".png"))
