@@ -11,7 +11,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from playground.cli import exitcodes
-from playground.cli.run_cmd import POLICIES, UsageError, duration_arg, parse_env, read_inputs, size_arg
+from playground.cli.run_cmd import (
+    POLICIES,
+    UsageError,
+    duration_arg,
+    guest_name,
+    parse_env,
+    read_inputs,
+    read_work,
+    size_arg,
+)
 from playground.cli.setup_cmd import prepare_language
 from playground.core import (
     UNLIMITED,
@@ -54,6 +63,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--mem", type=size_arg, help="memory limit of the guest")
     p.add_argument("--in", dest="inputs", action="append", default=[], metavar="[NAME=]PATH",
                    help="copy a host file read-only into /in")
+    p.add_argument("--work", action="append", default=[], metavar="[NAME=]PATH",
+                   help="copy a host file, or a directory's files, into /work next to the program (writable)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="guest environment variable")
     p.add_argument("--policy", choices=sorted(POLICIES), default="prefer-wasm")
     p.set_defaults(handler=serve_command)
@@ -85,6 +96,7 @@ def serve_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int
         try:
             lang = args.lang or sandbox.pack_for_file(path.name).name
             spec = Spec(lang=lang, code=code, env=parse_env(args.env), files=read_inputs(args.inputs),
+                        work_files=read_work(args.work), main_file=guest_name(path),
                         limits=Limits(wall_time=args.timeout, memory=args.mem))
             opts = _opts(args)
         except UsageError as exc:
