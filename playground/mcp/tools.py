@@ -120,6 +120,14 @@ async def execute_code(
     files_base64: Annotated[dict[str, str] | None, Field(
         description="Binary input files: relative path -> base64-encoded bytes, also placed read-only "
         "under /in. Same path rules as 'files'; a path may appear in only one of the two.")] = None,
+    work_files: Annotated[dict[str, str] | None, Field(
+        description="Text files placed next to the program in /work, its working directory, where it may "
+        "change them: other modules it imports, a data file it reads with a relative path "
+        "(e.g. {'helper.py': 'X = 1\n'} -> /work/helper.py, importable). Same path rules as 'files'; "
+        "the program itself is /work/main.<ext>, which a work file may not replace.")] = None,
+    work_files_base64: Annotated[dict[str, str] | None, Field(
+        description="Binary files for /work: relative path -> base64-encoded bytes. Same rules as "
+        "'work_files'; a path may appear in only one of the two.")] = None,
     args: Annotated[list[str] | None, Field(description="Command-line arguments for the program.")] = None,
     timeout: TimeoutArg = None,
     memory: MemoryArg = None,
@@ -129,8 +137,9 @@ async def execute_code(
 
     The sandbox has no network, no access to the host's files or environment,
     and a fresh in-memory filesystem each run: input files are read-only under
-    /in, the working directory is /work, and files the program writes under
-    /out are returned (small text files inline, others as embedded resources).
+    /in, the working directory is /work (the program and any work files;
+    relative paths start there), and files the program writes under /out are
+    returned (small text files inline, others as embedded resources).
     Nothing persists between calls; use eval_session for state that persists.
 
     A non-zero exit code is a normal result. When a limit stops the program
@@ -142,7 +151,8 @@ async def execute_code(
     pack = _resolve_language(state, language)
     limits = _request_limits(state.config, timeout, memory, max_output)
     spec = _build_spec(config=state.config, pack=pack, code=code, code_encoding=code_encoding, stdin=stdin,
-                       files=files, files_base64=files_base64, args=args, limits=limits)
+                       files=files, files_base64=files_base64, work_files=work_files,
+                       work_files_base64=work_files_base64, args=args, limits=limits)
     error: LimitExceeded | None = None
     async with state.gate:
         progress = _progress_reporter(ctx)
@@ -333,6 +343,8 @@ def _build_spec(
     files_base64: dict[str, str] | None,
     args: list[str] | None,
     limits: Limits,
+    work_files: dict[str, str] | None = None,
+    work_files_base64: dict[str, str] | None = None,
 ) -> Spec:
     source: str | bytes = code
     if code_encoding == "base64":
@@ -349,32 +361,42 @@ def _build_spec(
         raise ToolError(f"too many or too long args: at most {config.max_args} arguments and 64K in total")
     if any("\x00" in a for a in arg_list):
         raise ToolError("an argument contains a NUL character")
-    inputs = _input_files(config, files or {}, files_base64 or {})
+    inputs, work = _input_files(config, files or {}, files_base64 or {}, work_files or {}, work_files_base64 or {})
     try:
-        return Spec(lang=pack.name, code=source, args=arg_list, stdin=stdin_bytes, files=inputs, limits=limits)
+        return Spec(lang=pack.name, code=source, args=arg_list, stdin=stdin_bytes, files=inputs, work_files=work,
+                    limits=limits)
     except SandboxError as exc:  # InvalidSpec
         raise ToolError(str(exc)) from None
 
 
-def _input_files(config: ServerConfig, text: dict[str, str], binary: dict[str, str]) -> dict[str, bytes]:
-    if len(text) + len(binary) > config.max_files:
+def _input_files(
+    config: ServerConfig, text: dict[str, str], binary: dict[str, str], work_text: dict[str, str],
+    work_binary: dict[str, str],
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """(/in files, /work files); the server's file count and byte ceilings cover both together."""
+    if len(text) + len(binary) + len(work_text) + len(work_binary) > config.max_files:
         raise ToolError(f"too many input files: at most {config.max_files}")
-    both = set(text) & set(binary)
-    if both:
-        raise ToolError(f"{_short(sorted(both)[0])} is given in both 'files' and 'files_base64'")
-    out: dict[str, bytes] = {}
+    for first, second, a, b in (("files", "files_base64", text, binary),
+                                ("work_files", "work_files_base64", work_text, work_binary)):
+        both = set(a) & set(b)
+        if both:
+            raise ToolError(f"{_short(sorted(both)[0])} is given in both '{first}' and '{second}'")
+    inputs: dict[str, bytes] = {}
+    work: dict[str, bytes] = {}
     total = 0
-    for source, items in (("files", text), ("files_base64", binary)):
+    for source, items, out in (("files", text, inputs), ("files_base64", binary, inputs),
+                               ("work_files", work_text, work), ("work_files_base64", work_binary, work)):
+        encoded = source.endswith("_base64")
         for name, content in items.items():
             try:
                 clean_key(name)
             except SandboxError as exc:  # InvalidSpec
                 raise ToolError(f"{source}: bad file name: {exc}") from None
-            total += len(content) * 3 // 4 if source == "files_base64" else len(content.encode("utf-8"))
+            total += len(content) * 3 // 4 if encoded else len(content.encode("utf-8"))
             if total > config.max_files_bytes:
                 raise ToolError(f"input files exceed {format_size(config.max_files_bytes)} in total")
-            out[name] = _b64(f"files_base64[{name!r}]", content) if source == "files_base64" else content.encode()
-    return out
+            out[name] = _b64(f"{source}[{name!r}]", content) if encoded else content.encode()
+    return inputs, work
 
 
 def _b64(what: str, text: str) -> bytes:
