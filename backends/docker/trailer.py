@@ -1,9 +1,15 @@
 """Splitting guest stdout from the wrapper's trailer, and reading the trailer.
 
-The wrapper (see ``wrapper``) ends its stdout with ``\\n MARK \\n``, usage
-reports and a tar of ``/out``. ``MarkerSplitter`` finds the first marker in
-a stream of chunks while holding back only ``len(needle) - 1`` bytes, so
-guest output reaches the capture as it arrives. ``parse_trailer`` reads the
+The wrapper (see ``wrapper``) ends its stdout with ``marker_line``
+(``\\x1e MARK \\n``), usage reports and a tar of ``/out``.
+``MarkerSplitter`` finds the first marker in a stream of chunks and passes
+every guest byte on at once, except a tail that could be the start of the
+marker: the marker begins with the ASCII record separator, which output
+almost never ends with, followed by the secret, so in practice nothing is
+held back and output streams as it is written, in order with stderr. (It
+used to begin with a newline: every line the guest printed then waited in
+the splitter, up to the whole run, for the bytes that would tell it was not
+the marker; issue #17.) ``parse_trailer`` reads the
 sections; every field is optional because the trailer may be cut short (the
 container was killed at a limit while writing it). The guest cannot forge
 it: the marker lives only in the root wrapper, which the guest cannot read,
@@ -18,11 +24,24 @@ from typing import Final
 _SECTIONS: Final = 4
 
 
+#: The first byte of the marker line: ASCII RS, which guest output almost never ends with (see the docstring).
+MARKER_LEAD: Final = b"\x1e"
+
+
+def marker_line(mark: str) -> bytes:
+    """The line that ends guest stdout and starts the trailer (the wrapper prints it with ``printf``)."""
+    return MARKER_LEAD + mark.encode() + b"\n"
+
+
 class MarkerSplitter:
-    """Feed stdout chunks; get back guest bytes (before the marker) and trailer bytes (after)."""
+    """Feed stdout chunks; get back guest bytes (before the marker) and trailer bytes (after).
+
+    Holds back only a tail that is a proper prefix of the marker line (it
+    starts with ``MARKER_LEAD``); everything else is returned at once.
+    """
 
     def __init__(self, mark: str) -> None:
-        self._needle = b"\n" + mark.encode() + b"\n"
+        self._needle = marker_line(mark)
         self._pending = bytearray()
         self.found = False
 
@@ -38,11 +57,14 @@ class MarkerSplitter:
             self._pending.clear()
             self.found = True
             return guest, trailer
-        keep = len(self._needle) - 1
-        if len(self._pending) <= keep:
-            return b"", b""
-        guest = bytes(self._pending[:-keep])
-        del self._pending[:-keep]
+        # Only an occurrence of the lead byte in the last len(needle) - 1 bytes can start the marker,
+        # and only the last one (the secret after the lead byte never contains it).
+        window = max(0, len(self._pending) - (len(self._needle) - 1))
+        start = self._pending.rfind(MARKER_LEAD, window)
+        if start < 0 or not self._needle.startswith(self._pending[start:]):
+            start = len(self._pending)
+        guest = bytes(self._pending[:start])
+        del self._pending[:start]
         return guest, b""
 
     def flush(self) -> bytes:

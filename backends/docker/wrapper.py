@@ -207,7 +207,7 @@ def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
             'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest" </dev/null',
             "rc=$?",
             *_SETTLE,
-            "printf '\\n%s\\n' \"$mark\"",
+            "printf '\\036%s\\n' \"$mark\"",  # trailer.marker_line
             f"df -P -k {mounts} 2>/dev/null",
             "printf '%s\\n' \"$mark\"",
             f"df -P -i {mounts} 2>/dev/null",

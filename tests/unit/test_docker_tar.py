@@ -8,7 +8,7 @@ import tarfile
 import pytest
 
 from backends.docker.outtar import OutQuotaExceeded, clean_member_name, read_out_archive
-from backends.docker.trailer import MarkerSplitter, parse_df, parse_trailer
+from backends.docker.trailer import MARKER_LEAD, MarkerSplitter, marker_line, parse_df, parse_trailer
 from backends.docker.wrapper import MARK_ENV, STAGE, expand, guest_script, input_archive, wrapper_argv, wrapper_script
 from playground.core import VFS, DockerSpec
 
@@ -123,7 +123,7 @@ def test_garbage_is_not_an_archive() -> None:
 
 def test_marker_split_across_chunks() -> None:
     splitter = MarkerSplitter("abc123")
-    stream = b"hello\nworld" + b"\nabc123\n" + b"TRAILER"
+    stream = b"hello\nworld" + marker_line("abc123") + b"TRAILER"
     guest = bytearray()
     trailer = bytearray()
     for i in range(len(stream)):
@@ -133,6 +133,31 @@ def test_marker_split_across_chunks() -> None:
     assert bytes(guest) == b"hello\nworld"
     assert bytes(trailer) == b"TRAILER"
     assert splitter.found
+
+
+def test_guest_bytes_are_not_held_back() -> None:
+    """Issue #17: a line the guest printed is passed on at once, not when more output or the trailer comes."""
+    mark = "0123456789abcdef0123456789abcdef"
+    splitter = MarkerSplitter(mark)
+    for chunk in (b"step1\n", b"x", b"\n", b"abc", b"Name? ", b"\n\n", b"0123456789abcdef"):
+        assert splitter.feed(chunk) == (chunk, b"")
+    # Only a tail that starts the marker line waits (output practically never ends with the lead byte).
+    assert splitter.feed(b"out" + MARKER_LEAD) == (b"out", b"")
+    assert splitter.feed(mark[:5].encode()) == (b"", b"")
+    assert splitter.feed(b"!") == (MARKER_LEAD + mark[:5].encode() + b"!", b"")
+    assert splitter.feed(b"end" + marker_line(mark) + b"T") == (b"end", b"T")
+    assert splitter.found
+
+
+def test_a_lead_byte_in_output_is_output() -> None:
+    splitter = MarkerSplitter("feed")
+    guest, trailer = bytearray(), bytearray()
+    for chunk in (MARKER_LEAD, MARKER_LEAD + b"fe", b"e", MARKER_LEAD * 2, b"x" + MARKER_LEAD + b"fe", b"ed\nREST"):
+        g, t = splitter.feed(chunk)
+        guest += g
+        trailer += t
+    assert bytes(guest) == MARKER_LEAD * 2 + b"fee" + MARKER_LEAD * 2 + b"x"
+    assert bytes(trailer) == b"REST"
 
 
 def test_no_marker_flushes_everything() -> None:
@@ -227,7 +252,7 @@ def test_wrapper_argv_carries_the_env_but_no_marker() -> None:
     assert "--bounding-set=-all" in script and "--inh-caps=-all" in script
     assert 'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest"' in script
     # Nothing of the guest may still write when the trailer starts.
-    assert script.index("kill -s KILL -1") < script.index("printf '\\n%s\\n' \"$mark\"")
+    assert script.index("kill -s KILL -1") < script.index("printf '\\036%s\\n' \"$mark\"")
 
 
 def test_guest_part_cannot_end_its_here_document_early() -> None:
