@@ -357,13 +357,14 @@ class DockerBackend:
         ctl.check()
         check_inputs_fit(request)
         mark = secrets.token_hex(16)
-        archive = input_archive(request.vfs, spec, request.spec.code_bytes, request.stdin)
+        live = request.input is not None  # stdin is forwarded while the program runs (see keyboard)
+        archive = input_archive(request.vfs, spec, request.spec.code_bytes, b"" if live else request.stdin)
         kwargs = oneshot_profile(request.limits, spec, info.kind)
         env = dict(request.spec.env)
         if net is not None:
             kwargs = on_network(kwargs, net.network)
             env.update(net.env)
-        argv = wrapper_argv(spec, request.spec.args, env)
+        argv = wrapper_argv(spec, request.spec.args, env, archive_size=len(archive), live_stdin=live)
         try:
             # The guest's environment travels in argv; the container's holds only the marker (see wrapper).
             container = engine.create(image, argv, kwargs, {MARK_ENV: mark})

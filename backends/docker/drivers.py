@@ -40,6 +40,9 @@ class Driver:
     program: tuple[str, ...]
     fifos: tuple[str, ...]
     interrupt: tuple[str, ...]
+    #: Whether the driver takes ``L`` evals whose stdin is the keyboard (``repl_protocol``). Without
+    #: it the code's stdin is empty (bash) or reading it is an error (node), never the command stream.
+    keyboard: bool = False
 
     def interrupt_argv(self, pgid: int) -> list[str]:
         return [arg.replace("{pgid}", str(int(pgid))) for arg in self.interrupt]
@@ -52,7 +55,7 @@ class Driver:
 DRIVERS: Final[dict[str, Driver]] = {
     "bash": Driver(
         resource="docker_bash_repl.sh", program=("bash", "--norc", "--noprofile"), fifos=("cmd", "res"),
-        interrupt=("bash", "--norc", "--noprofile", "-c", "kill -INT -- -{pgid}"),
+        interrupt=("bash", "--norc", "--noprofile", "-c", "kill -INT -- -{pgid}"), keyboard=True,
     ),
     "node": Driver(
         resource="docker_node_repl.js", program=("node",), fifos=("out", "err"),

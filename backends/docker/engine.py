@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -185,6 +186,39 @@ class Attachment:
                 self._sock.settimeout(previous)
             except OSError:
                 pass
+
+    def write_some(self, data: bytes | memoryview) -> int:
+        """Write what the container's stdin takes now, without waiting; 0 when it takes nothing yet.
+
+        For a keyboard forwarded while ``frames`` reads on another thread: it
+        never changes the socket's timeout (the reader's poll) and never
+        blocks a plain socket (``MSG_DONTWAIT``); over TLS a write may wait
+        for room (``close`` from any thread ends it).
+
+        Raises:
+            EngineUnreachable: the stream is gone (the container ended).
+        """
+        try:
+            if isinstance(self._sock, ssl.SSLSocket):
+                return self._sock.send(data)
+            return self._sock.send(data, socket.MSG_DONTWAIT)
+        except (BlockingIOError, TimeoutError, ssl.SSLWantWriteError):
+            return 0
+        except OSError as exc:
+            raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
+
+    def close_stdin(self) -> bool:
+        """Half-close stdin (the container reads end of file); False over TLS, where it cannot be done.
+
+        See ``send_and_close_stdin`` for why TLS cannot; the stream stays usable for reading.
+        """
+        if isinstance(self._sock, ssl.SSLSocket):
+            return False
+        try:
+            self._sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return False
+        return True
 
     def frames(self, poll: float) -> Iterator[tuple[int, bytes]]:
         buf = bytearray()

@@ -1,5 +1,13 @@
 """One run in one container: start it, feed its stdin, pump its stdio, read the trailer, judge the limits.
 
+Streaming: every frame of the engine's attach stream goes to the capture as
+it arrives, stdout and stderr alike, so output reaches the screen as the
+program writes it and in the order the daemon read it; only a tail of
+stdout that could start the trailer's marker is held back, which output
+practically never ends with (see ``trailer``). With a keyboard
+(``Request.input``) the container's stdin stays open after the archive and
+``keyboard.Feeder`` forwards what is typed.
+
 Split from ``backend`` so the backend keeps routing, images, sessions and
 serving, and this module keeps what happens between ``start`` and the
 container's exit. Runs on a worker thread; never touches the event loop.
@@ -16,6 +24,7 @@ from typing import Final
 
 from backends.docker.control import Cancelled, RunControl
 from backends.docker.engine import Attachment, Engine, EngineError
+from backends.docker.keyboard import Feeder
 from backends.docker.trailer import MarkerSplitter, parse_trailer
 from backends.docker.usage import collect_out, hit_memory_ceiling, quota_hit
 from backends.docker.wrapper import SETUP_FAILED
@@ -65,16 +74,24 @@ def run_container(
 ) -> Outcome:
     limits = request.limits
     attachment = engine.attach(container)
+    feeder: Feeder | None = None
     try:
         engine.start(container)
         wall = limits.get("wall_time")
         deadline = None if wall is None else time.monotonic() + float(wall)
-        attachment.send_and_close_stdin(archive)
+        if request.input is None:
+            attachment.send_and_close_stdin(archive)
+        else:  # the program reads the container's stdin after the archive: Spec.stdin, then the keyboard
+            attachment.send(archive)
+            feeder = Feeder(attachment, request.stdin, request.input)
+            feeder.start()
         stream = pump(
             engine, container, attachment=attachment, request=request, ctl=ctl, deadline=deadline, mark=mark
         )
     finally:
         attachment.close()
+        if feeder is not None:
+            feeder.stop()
 
     if stream.cancelled:
         raise Cancelled()

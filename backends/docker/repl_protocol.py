@@ -16,6 +16,10 @@ is not eight hex digits, a frame above its cap, or a control frame without
 the session's nonce is a ``ProtocolError`` (the session is then killed).
 
 Commands to the driver: ``C <id> <length>\\n`` followed by the code's bytes.
+A driver with a keyboard (``drivers.Driver.keyboard``) also takes ``L``
+(the same, and the eval's stdin is the keyboard), then, while that eval
+runs, ``I <length>\\n`` plus typed bytes and ``D\\n`` (end of input); after
+that eval's result the host sends ``E\\n`` and only then the next command.
 """
 
 from __future__ import annotations
@@ -125,9 +129,19 @@ def parse_control(frame: Frame, nonce: str) -> Control:
     return Control(frame.kind, int(parts[1]), int(parts[2]))
 
 
-def command(eval_id: int, code: bytes) -> bytes:
-    """The bytes that ask the driver to run ``code`` as eval ``eval_id``."""
-    return b"C %d %d\n" % (eval_id, len(code)) + code
+def command(eval_id: int, code: bytes, *, keyboard: bool = False) -> bytes:
+    """The bytes that ask the driver to run ``code`` as eval ``eval_id`` (``keyboard``: its stdin is typed)."""
+    return b"%s %d %d\n" % (b"L" if keyboard else b"C", eval_id, len(code)) + code
+
+
+def typed(data: bytes) -> bytes:
+    """Keyboard bytes for the running ``L`` eval."""
+    return b"I %d\n" % len(data) + data
+
+
+#: End of the running ``L`` eval's input (Ctrl-D), and end of its keyboard (sent after its result).
+TYPED_EOF: Final = b"D\n"
+KEYBOARD_END: Final = b"E\n"
 
 
 def frame(kind: Kind, payload: bytes) -> bytes:

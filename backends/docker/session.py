@@ -45,6 +45,16 @@ is sent only while that eval still runs, and the next eval is not sent
 before a signal in flight has been delivered, so an interrupt never
 reaches a later eval.
 
+Keyboard (bash): an eval with an ``input`` is sent as ``L``; its code's
+stdin is a FIFO the driver fills from ``I`` commands (what is typed,
+forwarded by ``keyboard.Feeder`` while the eval runs) and closes on ``D``
+(Ctrl-D). After the eval's result the host stops forwarding and sends
+``E``, which ends the driver's keyboard reader before the next command is
+read, so typed bytes and commands never mix. A wait for input is bounded
+by the eval's wall time like the rest of the eval. Node's interpreter has
+no keyboard: its ``process.stdin`` throws (the command stream never
+reaches user code).
+
 Per-eval limits: ``wall_time`` (host deadline; the container is killed),
 ``max_output`` (the capture's cap; the container is killed). The session's
 ``memory``, ``max_procs`` and filesystem limits are the container's.
@@ -62,12 +72,15 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from typing import Final
 
+from backends.docker import repl_protocol
 from backends.docker.control import Cancelled, RunControl, in_worker
 from backends.docker.drivers import Driver, driver_for, session_archive, setup_script
 from backends.docker.engine import Attachment, Engine, EngineError
+from backends.docker.keyboard import Feeder
 from backends.docker.profile import EngineKind, session_profile
 from backends.docker.repl_protocol import Control, FrameReader, Kind, ProtocolError, command, parse_control
 from playground.core import (
+    InputStream,
     Limits,
     MemoryLimitExceeded,
     Outcome,
@@ -154,8 +167,14 @@ class DockerGuestSession:
 
     # -- eval ---------------------------------------------------------------
 
-    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+    async def eval(
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+    ) -> Outcome:
         """Run ``code`` in the interpreter; see the module docstring for limits and cancellation.
+
+        ``input``: what the code reads from its stdin, forwarded as it is
+        typed (bash; see the module docstring). Node's driver has no
+        keyboard: there reading ``process.stdin`` is an error.
 
         Raises:
             TimeLimitExceeded, OutputLimitExceeded, MemoryLimitExceeded: the
@@ -164,7 +183,7 @@ class DockerGuestSession:
         """
         if not self.alive:
             raise SessionKilled("the session's container is gone")
-        return await in_worker(self._pool, lambda ctl: self._eval(code, output, limits, ctl))
+        return await in_worker(self._pool, lambda ctl: self._eval(code, output, limits, ctl, input))
 
     def interrupt(self) -> bool:
         """Send Ctrl-C to the running eval (any thread; returns at once); see the module docstring.
@@ -198,18 +217,27 @@ class DockerGuestSession:
             with self._lock:
                 self._signalling = False
 
-    def _eval(self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl) -> Outcome:
+    def _eval(
+        self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl, keyboard: InputStream | None
+    ) -> Outcome:
         self._next_id += 1
         eval_id = self._next_id
         wall = limits.get("wall_time")
+        typed = keyboard is not None and self._driver.keyboard
         try:
             with self._signal_lock:  # a Ctrl-C still in flight belongs to the previous eval
                 with self._lock:
                     self._running = eval_id
-                self._attachment.send(command(eval_id, code.encode("utf-8", "surrogatepass")), timeout=SEND_TIMEOUT)
+                message = command(eval_id, code.encode("utf-8", "surrogatepass"), keyboard=typed)
+                self._attachment.send(message, timeout=SEND_TIMEOUT)
         except EngineError as exc:
             self._destroy()
             raise SessionKilled(f"the session's container stopped listening: {exc}") from exc
+        feeder = None
+        if typed:
+            assert keyboard is not None
+            feeder = Feeder(self._attachment, b"", keyboard, frame=repl_protocol.typed, end=repl_protocol.TYPED_EOF)
+            feeder.start()
         deadline = None if wall is None else time.monotonic() + float(wall)
         try:
             control = self._next_control(deadline, ctl, output=output)
@@ -219,6 +247,8 @@ class DockerGuestSession:
         finally:
             with self._lock:
                 self._running = None
+            if feeder is not None:
+                self._end_keyboard(feeder)
         if control is None:
             self._destroy()
             raise TimeLimitExceeded(f"wall-time limit of {wall:g}s exceeded; the session's container was killed")
@@ -231,6 +261,16 @@ class DockerGuestSession:
             if oom:
                 raise MemoryLimitExceeded(f"memory limit of {limits.memory} bytes exceeded; the interpreter was killed")
         return Outcome(exit_code=control.status)
+
+    def _end_keyboard(self, feeder: Feeder) -> None:
+        """After an ``L`` eval: stop forwarding (a command in flight is finished), then tell the driver (``E``)."""
+        if not feeder.stop(SEND_TIMEOUT) or not self.alive:
+            self._destroy()  # a keyboard command half-written or never drained: the stream is lost
+            return
+        try:
+            self._attachment.send(repl_protocol.KEYBOARD_END, timeout=SEND_TIMEOUT)
+        except EngineError:
+            self._destroy()
 
     def _next_control(self, deadline: float | None, ctl: RunControl, *, output: OutputCapture | None) -> Control | None:
         """Deliver data frames to ``output`` until a control frame (returned) or the deadline (None).

@@ -144,16 +144,20 @@ def _unpack_lines() -> tuple[str, ...]:
     )
 
 
-def _prepare_lines() -> tuple[str, ...]:
-    """Protect /in, open the guest's stdin as fd 3, drop the staging dir (run by the guest user)."""
-    return (
-        "chmod -R a-w /in 2>/dev/null",
-        f"if [ -f {STAGE}/stdin ]; then exec 3< {STAGE}/stdin; else exec 3< /dev/null; fi",
-        f"rm -rf {STAGE}",
+def _prepare_lines(*, live_stdin: bool = False) -> tuple[str, ...]:
+    """Protect /in, open the guest's stdin as fd 3, drop the staging dir (run by the guest user).
+
+    ``live_stdin``: the program's stdin is the container's own, after the
+    input archive (the host forwards ``Spec.stdin`` and then the keyboard
+    there, see ``oneshot``); otherwise the stdin file from the archive.
+    """
+    opened = "exec 3<&0" if live_stdin else (
+        f"if [ -f {STAGE}/stdin ]; then exec 3< {STAGE}/stdin; else exec 3< /dev/null; fi"
     )
+    return ("chmod -R a-w /in 2>/dev/null", opened, f"rm -rf {STAGE}")
 
 
-def guest_script(spec: DockerSpec, args: Sequence[str]) -> str:
+def guest_script(spec: DockerSpec, args: Sequence[str], *, live_stdin: bool = False) -> str:
     """The part of a run that the guest user runs: prepare, compile, run; its status is the run's."""
     main = main_path(spec)
     run = shlex.join(expand(spec.cmd, main, args))
@@ -162,7 +166,7 @@ def guest_script(spec: DockerSpec, args: Sequence[str]) -> str:
     step = f"exec {run} <&3 3<&-"
     if compile_words:
         step = f"{shlex.join(compile_words)} </dev/null 3<&- && {step}"
-    return "\n".join((*_prepare_lines(), step))
+    return "\n".join((*_prepare_lines(live_stdin=live_stdin), step))
 
 
 def _delimiter(text: str) -> str:
@@ -174,13 +178,19 @@ def _delimiter(text: str) -> str:
             return word
 
 
-def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
+def wrapper_script(
+    spec: DockerSpec, args: Sequence[str], *, archive_size: int | None = None, live_stdin: bool = False
+) -> str:
     """The ``sh -c`` script a run's container runs as its (root, few-capability) main process.
 
     See the module docstring; its positional parameters are the guest's
-    environment (``wrapper_argv``).
+    environment (``wrapper_argv``). With ``archive_size``, ``head -c`` reads
+    exactly the archive from stdin (``tar`` drains a pipe to its end), so
+    what follows is left for the guest: ``live_stdin`` makes that the
+    program's stdin (the keyboard, see ``oneshot``).
     """
-    guest = guest_script(spec, args)
+    guest = guest_script(spec, args, live_stdin=live_stdin)
+    source = "" if archive_size is None else f"head -c {int(archive_size)} | "
     delimiter = _delimiter(guest)
     mounts = " ".join(REPORTED_MOUNTS)
     return "\n".join(
@@ -196,7 +206,7 @@ def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
             "done 2>/dev/null </etc/passwd",
             *_DROP,
             "umask 022",
-            "if ! drop tar -x -o -f - -C /; then",
+            f"if ! {source}drop tar -x -o -f - -C /; then",
             "  echo 'sandbox: the image could not unpack the inputs (it needs /bin/sh, tar and setpriv)' >&2",
             f"  exit {SETUP_FAILED}",
             "fi",
@@ -204,7 +214,8 @@ def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
             guest,
             delimiter,
             ")",
-            'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest" </dev/null',
+            'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest"'
+            + ("" if live_stdin else " </dev/null"),
             "rc=$?",
             *_SETTLE,
             "printf '\\036%s\\n' \"$mark\"",  # trailer.marker_line
@@ -221,13 +232,21 @@ def wrapper_script(spec: DockerSpec, args: Sequence[str]) -> str:
     )
 
 
-def wrapper_argv(spec: DockerSpec, args: Sequence[str], env: Mapping[str, str]) -> list[str]:
+def wrapper_argv(
+    spec: DockerSpec,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    archive_size: int | None = None,
+    live_stdin: bool = False,
+) -> list[str]:
     """The container's command: the wrapper, with the guest's environment as ``NAME=value`` arguments.
 
     The container's own environment then holds only the image's variables
     and ``MARK_ENV``: the root wrapper never runs with variables the guest chose.
     """
-    return ["/bin/sh", "-c", wrapper_script(spec, args), "sh", *(f"{name}={value}" for name, value in env.items())]
+    script = wrapper_script(spec, args, archive_size=archive_size, live_stdin=live_stdin)
+    return ["/bin/sh", "-c", script, "sh", *(f"{name}={value}" for name, value in env.items())]
 
 
 def serve_script(spec: DockerSpec, args: Sequence[str]) -> str:

@@ -40,6 +40,20 @@ here stops the guest: a driver that does not poll (or user code that
 ignores SIGINT) simply runs on (the host falls back to killing the
 session). Guest code can read the flag, and nothing else.
 
+Keyboard (host -> guest): ``/.session/stdin``, a read-only pseudo-file
+whose reads take what the user types during the running eval (the eval's
+``InputStream``, ``Session.eval(input=...)``): a read waits until a line
+arrives (``keyboard.read_blocking``: no CPU time charged, bounded by the
+eval's wall time, cut short by a kill), and returns end of file when the
+input was closed (Ctrl-D), when the eval has no keyboard, or between evals.
+stdin itself carries the frames, so the drivers make this file the user
+code's stdin (``sys.stdin`` in Python, ``io.input()``/``io.stdin`` in Lua,
+reopened for every eval so nothing typed for one eval reaches the next);
+QuickJS's ``readStdin()`` throws in a REPL, so JavaScript sessions read no
+keyboard (a clear error, not a hang). A Ctrl-C while a read waits ends the
+read with EINTR (after setting CPython's signal words, so Python raises
+``KeyboardInterrupt`` at once).
+
 When an eval ends: when the guest reads stdin after consuming the whole
 frame, i.e. when it waits for the next input. That, not a control
 message, is the end-of-eval signal, so nothing the guest writes anywhere
@@ -75,13 +89,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from backends.wasm import abi, runner
+from backends.wasm import abi, keyboard, runner
 from backends.wasm.cpython_signals import SignalWords
 from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, WasiError
 from backends.wasm.memory import Fault
 from backends.wasm.state import RunControl, RunState
 from playground.core.errors import FSQuotaExceeded, LimitExceeded
+from playground.core.keyboard import InputStream
 from playground.core.output import OutputCapture
 from playground.core.result import Outcome
 from playground.core.vfs import Dir, File
@@ -92,6 +107,7 @@ log = logging.getLogger(__name__)
 SESSION_DIR: Final = "/.session"
 CONTROL_NAME: Final = "control"
 INTERRUPT_NAME: Final = "interrupt"
+KEYBOARD_NAME: Final = "stdin"
 #: Status lines the drivers write; anything else on the control channel is ignored.
 STATUS_EXIT_CODES: Final = {b"ok": 0, b"error": 1, b"oom": 1}
 #: How often a running Python eval is asked to flush its output (seconds).
@@ -135,6 +151,8 @@ class EvalTicket:
     status: bytes | None = field(default=None)
     #: The host asked this eval to stop (``SessionChannel.interrupt``); guarded by the channel's lock.
     interrupted: bool = field(default=False)
+    #: What the user types during this eval (``/.session/stdin``); None: end of file.
+    keyboard: InputStream | None = field(default=None)
 
 
 class Phase(enum.Enum):
@@ -167,6 +185,10 @@ class SessionChannel:
         self.dir = Dir(0, True, None)
         #: ``/.session/interrupt``'s one byte (read-only for the guest; only this class changes it).
         self._interrupt_file = _FlagFile(0, True, b"0")
+        #: ``/.session/stdin``: the running eval's keyboard.
+        self._keyboard_file = keyboard.KeyboardFile(self.read_keyboard)
+        #: The instance's run state (set by ``attach``; the guest thread's, for ``read_keyboard``).
+        self._run: RunState | None = None
         self._memory_limit = memory_limit
         self._ticker = ticker
         self._on_ready: Callable[[EvalEnd | None], None] | None = on_ready
@@ -278,6 +300,7 @@ class SessionChannel:
 
     def attach(self, run: RunState) -> None:
         """Install the ``/.session`` preopen in the run's descriptor table (fd 4, after the root ``/``)."""
+        self._run = run
         fd = run.fds.add(DirDesc(self.dir, self.dir, preopen_name=SESSION_DIR))
         if fd != 4:
             log.warning("session preopen landed on fd %d", fd)
@@ -346,6 +369,29 @@ class SessionChannel:
         with self._cond:
             return self._take(limit)
 
+    def read_keyboard(self, limit: int) -> bytes:
+        """A read of ``/.session/stdin`` (guest thread): what is typed for the running eval, or end of file.
+
+        Raises:
+            GuestStop: the eval's wall time passed or the session was killed while waiting.
+            WasiError: EINTR, the eval was interrupted (Ctrl-C) while waiting.
+        """
+        with self._cond:
+            ticket = self._current
+            # An interrupt the code already saw (and caught) does not end every later read.
+            seen = ticket is not None and ticket.interrupted and not self.signal_due
+        if ticket is None or ticket.keyboard is None:
+            return b""
+
+        def interrupted() -> bool:
+            with self._cond:
+                fresh = ticket.interrupted and (not seen or self.signal_due)
+            if fresh and self._run is not None:
+                self.deliver_signal(self._run)  # CPython: KeyboardInterrupt when the read returns EINTR
+            return fresh
+
+        return keyboard.read_blocking(ticket.keyboard, self.control, limit, interrupted=interrupted)
+
     def _take(self, limit: int) -> bytes:
         chunk = self._frame[self._pos : self._pos + limit]
         self._pos += len(chunk)
@@ -403,13 +449,13 @@ class SessionChannel:
         """``path_open`` of ``name`` in ``/.session``: the control channel, the interrupt flag, or an errno.
 
         The control file opens write-only whatever the rights asked for; the
-        interrupt file read-only (its descriptor refuses writes with EBADF).
+        interrupt and keyboard files read-only (their descriptors refuse writes with EBADF).
 
         Raises:
             WasiError: neither file (ENOENT, or EROFS for a create), opened as
                 a directory / exclusively, or the interrupt file truncated.
         """
-        if name not in (CONTROL_NAME, INTERRUPT_NAME):
+        if name not in (CONTROL_NAME, INTERRUPT_NAME, KEYBOARD_NAME):
             raise WasiError(abi.EROFS if oflags & abi.OFLAGS_CREAT else abi.ENOENT)
         if slash or oflags & abi.OFLAGS_DIRECTORY:
             raise WasiError(abi.ENOTDIR)
@@ -420,4 +466,10 @@ class SessionChannel:
                 raise WasiError(abi.EROFS)
             rights = abi.RIGHTS_FILE & ~abi.RIGHTS_WRITE
             return run.fds.add(FileDesc(self._interrupt_file, readable=True, writable=False, rights=rights))
+        if name == KEYBOARD_NAME:
+            if oflags & abi.OFLAGS_TRUNC:
+                raise WasiError(abi.EROFS)
+            # A pipe's rights (no seek or tell): a language runtime then treats it as the stream it is.
+            rights = abi.RIGHTS_STDIO & ~abi.RIGHTS_WRITE
+            return run.fds.add(FileDesc(self._keyboard_file, readable=True, writable=False, rights=rights))
         return run.fds.add(StdioDesc(StdStream.CONTROL))

@@ -58,6 +58,7 @@ from playground.core.errors import (
     SandboxError,
     TimeLimitExceeded,
 )
+from playground.core.keyboard import InputStream
 from playground.core.output import OutputCapture, Stream
 from playground.core.result import Outcome
 from playground.core.vfs import VFS, Dir
@@ -95,6 +96,8 @@ class Launch:
     extra: Mapping[str, str] = field(default_factory=dict)
     #: A REPL session's stdin/control channel (its own preopen at fd 4); None for a one-shot run.
     session: SessionChannel | None = None
+    #: A one-shot run's keyboard, read after ``stdin`` (``Request.input``; see ``keyboard``).
+    keyboard: InputStream | None = None
     #: The export that runs the program: ``_start`` (a WASI command), or a reactor's entry, called after
     #: ``_initialize`` (when exported) with its i32 result as the exit code.
     entry: str = "_start"
@@ -122,7 +125,7 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
         raise memory_exceeded(budget, None)
     state = RunState(
         control=control, vfs=launch.vfs, output=launch.output, stdin=launch.stdin, args=launch.argv, env=launch.env,
-        session=launch.session,
+        session=launch.session, keyboard=launch.keyboard,
     )  # fmt: skip
     if launch.session is not None:
         launch.session.attach(state)

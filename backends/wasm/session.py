@@ -45,6 +45,7 @@ from backends.wasm.cpython_signals import SignalWords
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
 from playground.core.errors import BackendUnavailable, SessionClosed
+from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack
@@ -153,8 +154,14 @@ class WasmGuestSession:
         self._channel.interrupt()
         return True
 
-    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+    async def eval(
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+    ) -> Outcome:
         """Run ``code`` in the live interpreter; see ``GuestSession.eval``.
+
+        ``input`` is what the code reads from its stdin: the drivers of
+        Python and Lua make ``/.session/stdin`` their user code's stdin (see
+        ``channel``); JavaScript's ``readStdin()`` throws in a session.
 
         Cancellation: stops the eval and kills the instance; the worker
         thread has closed the Store before ``CancelledError`` leaves.
@@ -175,6 +182,7 @@ class WasmGuestSession:
             wall_limit=limits.get("wall_time"),
             cpu_limit=limits.get("cpu_time"),
             on_done=live.deliverer(loop, done),
+            keyboard=input,
         )
         try:
             self._channel.submit(ticket)

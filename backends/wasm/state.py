@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from backends.wasm.fds import FdTable
 from backends.wasm.memory import GuestMemory
+from playground.core.keyboard import InputStream
 from playground.core.output import OutputCapture
 from playground.core.vfs import VFS
 
@@ -153,8 +154,8 @@ class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
     __slots__ = (
-        "args", "budget", "caller", "control", "ctx", "env", "fds", "memory", "output", "session", "stdin", "stdin_pos",
-        "vfs",
+        "args", "budget", "caller", "control", "ctx", "env", "fds", "keyboard", "memory", "output", "session", "stdin",
+        "stdin_pos", "vfs",
     )  # fmt: skip
 
     def __init__(
@@ -167,6 +168,7 @@ class RunState:
         args: Sequence[str],
         env: Mapping[str, str],
         session: SessionChannel | None = None,
+        keyboard: InputStream | None = None,
     ) -> None:
         self.control = control
         self.vfs = vfs
@@ -178,6 +180,8 @@ class RunState:
         self.budget: MemoryBudget | None = None
         self.stdin = stdin
         self.stdin_pos = 0
+        #: What the user types, read after ``stdin`` (a one-shot run's ``Request.input``; see ``keyboard``).
+        self.keyboard = keyboard
         self.args = [a.encode("utf-8", "surrogateescape") + b"\0" for a in args]
         self.env = [f"{k}={v}".encode("utf-8", "surrogateescape") + b"\0" for k, v in env.items()]
         self.fds = FdTable(vfs)

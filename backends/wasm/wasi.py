@@ -10,7 +10,10 @@ descriptor that is not a socket).
 
 ``poll_oneoff`` never blocks past the run's wall deadline or a
 cancellation: it sleeps on the run's wakeup event, and a read on stdin is
-always ready (stdin is a finite byte string; at its end a read returns 0).
+always ready (stdin is a finite byte string; at its end a read returns 0)
+unless the run has a keyboard (``Request.input``) with nothing typed yet:
+then it sleeps on the keyboard in ``keyboard.SLICE`` slices that check the
+deadline and cancellation.
 In a REPL session stdin reports ready with 0 bytes; a read then waits
 for the next eval (see ``channel``).
 """
@@ -21,7 +24,7 @@ import os
 import time
 from typing import Final
 
-from backends.wasm import abi
+from backends.wasm import abi, keyboard
 from backends.wasm.fds import FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, HostFunction, WasiError, host_function
 from backends.wasm.state import RunState, StopReason
@@ -36,6 +39,8 @@ _U64_MAX: Final = (1 << 64) - 1
 _MAX_RANDOM: Final = 1 << 20
 #: Longest single Event.wait (larger values overflow); poll_oneoff loops.
 _MAX_WAIT: Final = 3600.0
+#: ``_fd_ready``'s answer for stdin that waits for the keyboard.
+_NOT_READY: Final = (-1, -1)
 
 
 def _strings_sizes(run: RunState, items: list[bytes], count_ptr: int, size_ptr: int) -> int:
@@ -132,7 +137,7 @@ def sched_yield(run: RunState) -> int:
 
 
 def _fd_ready(run: RunState, fd: int, event_type: int) -> tuple[int, int]:
-    """(errno, nbytes) for an fd subscription; every descriptor here is always ready.
+    """(errno, nbytes) for an fd subscription, or ``_NOT_READY``: only stdin waiting for the keyboard is not ready.
 
     Rights: ``POLL_FD_READWRITE``, or ``FD_READ`` for a read and ``FD_WRITE``
     for a write subscription (WASI preview1 ``rights``).
@@ -146,7 +151,8 @@ def _fd_ready(run: RunState, fd: int, event_type: int) -> tuple[int, int]:
         return abi.ENOTCAPABLE, 0
     if event_type == abi.EVENTTYPE_FD_READ:
         if isinstance(desc, StdioDesc) and desc.stream is StdStream.STDIN:
-            return abi.SUCCESS, len(run.stdin) - run.stdin_pos
+            ready = keyboard.stdin_ready(run.keyboard, len(run.stdin) - run.stdin_pos)
+            return (abi.SUCCESS, ready) if ready is not None else _NOT_READY
         if isinstance(desc, FileDesc):
             return abi.SUCCESS, max(0, desc.file.size - desc.pos)
         return abi.EBADF, 0
@@ -161,6 +167,7 @@ def poll_oneoff(run: RunState, in_ptr: int, out_ptr: int, nsubs: int, nevents_pt
     memory.check(in_ptr, abi.SUBSCRIPTION.size * nsubs)
     memory.check(out_ptr, abi.EVENT.size * nsubs)
     ready: list[tuple[int, int, int, int]] = []  # userdata, errno, type, nbytes
+    typing: list[int] = []  # userdata of stdin reads that wait for the keyboard
     clocks: list[tuple[int, int]] = []  # (deadline in monotonic ns, userdata)
     now = time.monotonic_ns()
     for i in range(nsubs):
@@ -179,22 +186,32 @@ def poll_oneoff(run: RunState, in_ptr: int, out_ptr: int, nsubs: int, nevents_pt
             clocks.append((now + timeout, userdata))
         elif tag in (abi.EVENTTYPE_FD_READ, abi.EVENTTYPE_FD_WRITE):
             err, nbytes = _fd_ready(run, ident, tag)
-            ready.append((userdata, err, tag, nbytes))
+            if (err, nbytes) == _NOT_READY:
+                typing.append(userdata)
+            else:
+                ready.append((userdata, err, tag, nbytes))
         else:
             return abi.EINVAL
-    if not ready and clocks:
-        first = min(at for at, _ in clocks)
+    if not ready and (clocks or typing):
+        first = min(at for at, _ in clocks) if clocks else None
         control = run.control
         while True:
-            wait = min((first - time.monotonic_ns()) / 1e9, _MAX_WAIT)
+            until = _MAX_WAIT if first is None else (first - time.monotonic_ns()) / 1e9
+            wait = min(until, _MAX_WAIT)
             remaining = control.remaining()
             if remaining is not None:
                 wait = min(wait, remaining + 0.001)
-            if wait > 0 and control.wakeup.wait(wait) and control.settle():
+            if typing:  # stdin waits for the keyboard: sleep on it in slices that see a stop (see keyboard)
+                assert run.keyboard is not None
+                if run.keyboard.wait(max(0.0, min(wait, keyboard.SLICE))):
+                    nbytes = keyboard.stdin_ready(run.keyboard, 0) or 0
+                    ready = [(userdata, abi.SUCCESS, abi.EVENTTYPE_FD_READ, nbytes) for userdata in typing]
+                    break
+            elif wait > 0 and control.wakeup.wait(wait) and control.settle():
                 raise GuestStop()
             if control.check() is not None:
                 raise GuestStop()
-            if time.monotonic_ns() >= first:
+            if first is not None and time.monotonic_ns() >= first:
                 break
             if run.session is not None and run.session.deliver_signal(run):
                 # Interrupted (Ctrl-C delivered as CPython's signal words): the sleep ends now, as it

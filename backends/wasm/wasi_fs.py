@@ -19,7 +19,9 @@ Guarantees:
 * A create, mkdir or rename deeper than ``MAX_DEPTH`` is ENAMETOOLONG.
 * stdout/stderr go through the run's ``OutputCapture``; when it raises
   ``OutputLimitExceeded`` the guest is stopped (see ``hostcall``).
-* stdin is the request's bytes; a read at its end returns 0 and never blocks.
+* stdin is the request's bytes; a read at its end returns 0 and never blocks,
+  unless the run has a keyboard (``Request.input``): then it waits for
+  typing, bounded by the run's wall time and cancellation (``keyboard``).
   In a REPL session stdin is the session's code channel instead: a read
   past the current frame blocks until the next eval (see ``channel``), and
   ``/.session/control`` opens the write-only control channel and
@@ -31,7 +33,7 @@ from __future__ import annotations
 import time
 from typing import Final
 
-from backends.wasm import abi
+from backends.wasm import abi, keyboard
 from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream, require
 from backends.wasm.hostcall import HostFunction, WasiError, host_function
 from backends.wasm.state import RunState
@@ -131,6 +133,8 @@ def fd_read(run: RunState, fd: int, iovs: int, iovs_len: int, nread_ptr: int) ->
         else:
             n = _read_into(run, run.stdin, run.stdin_pos, vecs)
             run.stdin_pos += n
+            if n == 0 and run.keyboard is not None:  # Spec.stdin is used up: wait for typing (see keyboard)
+                n = _read_into(run, keyboard.read_blocking(run.keyboard, run.control, _wanted(vecs)), 0, vecs)
     elif isinstance(desc, FileDesc):
         if not desc.readable:
             return abi.EBADF

@@ -19,7 +19,9 @@ fresh one; the REPL says so, and the session is created with
 
 Threads: the main thread reads lines (readline needs it, and it is where
 Ctrl-C arrives); the session lives on an asyncio loop in a helper thread.
-Guest output is streamed to the terminal as it is produced.
+Guest output is streamed to the terminal as it is produced. While an input
+runs, the main thread passes the lines typed to it (``input()`` in the
+code; Ctrl-D ends that input's stdin only); see ``terminal_input``.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ from playground.cli import exitcodes
 from playground.cli.repl_input import is_complete
 from playground.cli.run_cmd import POLICIES, UsageError, duration_arg, parse_env, size_arg
 from playground.cli.setup_cmd import prepare_language
+from playground.cli.terminal_input import pump_while, terminal_fd
 from playground.core import (
+    InputStream,
     LimitExceeded,
     Limits,
     Policy,
@@ -54,6 +58,8 @@ from playground.core import (
 
 SandboxFactory = Callable[[Policy], Sandbox]
 T = TypeVar("T")
+#: The terminal's descriptor, the running input's keyboard, and who hears what was echoed.
+Keyboard = tuple[int, InputStream, Callable[[bytes], None]]
 
 #: How long an interrupted eval may take to end before it is cancelled (and the interpreter restarted).
 INTERRUPT_GRACE = 2.0
@@ -116,14 +122,20 @@ class LoopThread:
         self._thread = threading.Thread(target=self.loop.run_forever, name="repl-loop", daemon=True)
         self._thread.start()
 
-    def call(self, coro: Coroutine[Any, Any, T], interrupt: Callable[[], bool] | None = None) -> T:
+    def call(
+        self,
+        coro: Coroutine[Any, Any, T],
+        interrupt: Callable[[], bool] | None = None,
+        keyboard: Keyboard | None = None,
+    ) -> T:
+        """Run ``coro``; ``keyboard`` (the terminal, an eval's input, who hears the echo) gets lines typed meanwhile."""
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
-            return _wait(future)
+            return _wait(future, keyboard=keyboard)
         except KeyboardInterrupt:
             if interrupt is not None and interrupt():
                 try:
-                    return _wait(future, INTERRUPT_GRACE)
+                    return _wait(future, INTERRUPT_GRACE, keyboard=keyboard)
                 except (KeyboardInterrupt, concurrent.futures.TimeoutError):
                     pass
             future.cancel()
@@ -142,10 +154,24 @@ class LoopThread:
             self.loop.close()
 
 
-def _wait(future: concurrent.futures.Future[T], timeout: float | None = None) -> T:
-    """``future``'s result, waking often so Ctrl-C is seen; ``TimeoutError`` after ``timeout`` seconds."""
+def _wait(
+    future: concurrent.futures.Future[T],
+    timeout: float | None = None,
+    keyboard: Keyboard | None = None,
+) -> T:
+    """``future``'s result, waking often so Ctrl-C is seen; ``TimeoutError`` after ``timeout`` seconds.
+
+    With ``keyboard``, lines typed meanwhile go to the running eval (``terminal_input.pump_while``).
+    """
     deadline = None if timeout is None else time.monotonic() + timeout
+
+    def running() -> bool:
+        return not future.done() and (deadline is None or time.monotonic() < deadline)
+
     while True:
+        if keyboard is not None:
+            fd, stream, echoed = keyboard
+            pump_while(fd, stream, running, echoed=echoed)
         try:
             return future.result(timeout=0.1)
         except concurrent.futures.TimeoutError:
@@ -167,6 +193,11 @@ class Terminal:
         with self._lock:
             target.buffer.write(data)
             target.flush()
+            self._at_line_start = data.endswith(b"\n")
+
+    def typed(self, data: bytes) -> None:
+        """The user typed ``data`` for the running input (the terminal echoed it)."""
+        with self._lock:
             self._at_line_start = data.endswith(b"\n")
 
     def note(self, message: str) -> None:
@@ -286,8 +317,14 @@ class Repl:
             interrupted = self.session.interrupt()
             return interrupted
 
+        fd = terminal_fd() if self.terminal.interactive else None
+        keyboard = InputStream() if fd is not None else None  # what input() reads while this input runs
         try:
-            result: Result = self.runner.call(self.session.eval(source, on_output=self.terminal.guest), interrupt)
+            result: Result = self.runner.call(
+                self.session.eval(source, on_output=self.terminal.guest, input=keyboard),
+                interrupt,
+                None if fd is None or keyboard is None else (fd, keyboard, self.terminal.typed),
+            )
         except KeyboardInterrupt:
             why = "it did not stop when interrupted" if interrupted else "it cannot be interrupted in place"
             self.terminal.note(

@@ -1,4 +1,10 @@
-"""``playground run``: run one program in the sandbox, stream its output, exit with its code."""
+"""``playground run``: run one program in the sandbox, stream its output, exit with its code.
+
+stdin: piped or redirected, it is read whole before the run (``Spec.stdin``);
+a terminal is passed through as the program's keyboard while it runs
+(line by line, Ctrl-D for end of input, Ctrl-C stops the run; see
+``terminal_input``).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from pathlib import Path
 from playground.cli import exitcodes, hostfiles
 from playground.cli.outdir import write_out_files
 from playground.cli.setup_cmd import prepare_language
+from playground.cli.terminal_input import terminal_keyboard
 from playground.core import (
     DEFAULT_LIMITS,
     DOCKER_ONLY,
@@ -265,7 +272,8 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
         if not prepare_language(sandbox, spec.lang, spec):
             return exitcodes.SANDBOX_ERROR
         try:
-            result = asyncio.run(sandbox.run(spec, on_output=_stream_output, on_progress=_progress))
+            keyboard = terminal_keyboard() if spec.stdin is None else None  # a terminal: pass the keyboard on
+            result = asyncio.run(sandbox.run(spec, on_output=_stream_output, on_progress=_progress, input=keyboard))
         except LimitExceeded as exc:
             if exc.result is not None:
                 _save_out(args.out, exc.result)

@@ -37,6 +37,7 @@ from playground.core.errors import (
     UnknownLanguage,
     Unsupported,
 )
+from playground.core.keyboard import InputStream
 from playground.core.limits import DEFAULT_LIMITS, LIMIT_FIELDS, UNLIMITED, Limits, Unlimited
 from playground.core.output import OutputCapture, OutputListener, Stream
 from playground.core.pack import (
@@ -112,6 +113,7 @@ __all__ = [
     "HTTPReady",
     "Handler",
     "Headers",
+    "InputStream",
     "InterruptibleGuest",
     "InvalidLimits",
     "InvalidPack",

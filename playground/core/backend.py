@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack
@@ -40,7 +41,12 @@ class Request:
       write nothing to the host filesystem;
     * grant no network unless ``spec.net`` allows it (and refuse a policy
       it cannot enforce, via ``supports_network``);
-    * raise limit violations as the matching ``LimitExceeded`` subclass.
+    * raise limit violations as the matching ``LimitExceeded`` subclass;
+    * give the guest ``stdin`` and then, when ``input`` is set, what is typed
+      into it until it is closed (end of file after that). A guest blocked
+      reading it must still be stopped at ``limits.wall_time`` and on
+      cancellation, and (where the tier measures CPU time itself) not be
+      charged CPU time while it waits.
     """
 
     pack: Pack
@@ -50,6 +56,8 @@ class Request:
     output: OutputCapture
     stdin: bytes
     progress: ProgressCallback | None = None
+    #: The keyboard (``Sandbox.run(..., input=)``): read after ``stdin``; None means end of file after ``stdin``.
+    input: InputStream | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,6 +27,7 @@ from playground.core.errors import (
     UnknownLanguage,
     Unsupported,
 )
+from playground.core.keyboard import InputStream
 from playground.core.limits import DEFAULT_LIMITS, Limits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
@@ -354,12 +355,17 @@ class Sandbox:
         *,
         on_output: OutputListener | None = None,
         on_progress: ProgressCallback | None = None,
+        input: InputStream | None = None,
     ) -> Result:
         """Run ``spec`` once and return what it produced.
 
         A non-zero guest exit code is not an error. ``on_output`` sees the
         output as it is captured (on the guest's thread); ``on_progress``
-        hears about slow one-time work such as a first compile.
+        hears about slow one-time work such as a first compile. ``input``
+        is the keyboard (``core.keyboard``): the guest reads ``spec.stdin``
+        first, then what is written to it until it is closed; a guest
+        waiting for a line is still stopped by the wall-time limit and by
+        cancellation.
 
         Cancellation: cancelling the awaiting task stops the guest; the
         backend waits for its worker before the ``CancelledError`` leaves.
@@ -403,7 +409,7 @@ class Sandbox:
 
         request = Request(
             pack=pack, spec=spec, limits=limits, vfs=vfs, output=output,
-            stdin=spec.stdin_bytes, progress=on_progress,
+            stdin=spec.stdin_bytes, progress=on_progress, input=input,
         )
         try:
             outcome = await backend.run(request)

@@ -27,6 +27,7 @@ from typing import Protocol, runtime_checkable
 
 from playground.core import variants
 from playground.core.errors import InvalidSpec, LimitExceeded, SessionClosed, SessionKilled
+from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack
@@ -88,11 +89,16 @@ class GuestSession(Protocol):
     @property
     def alive(self) -> bool: ...
 
-    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+    async def eval(
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+    ) -> Outcome:
         """Run ``code`` in the live interpreter.
 
         Output goes only through ``output``; ``limits.wall_time`` bounds this
-        eval. A final expression's value is echoed to stdout like a REPL.
+        eval, also while the code waits for ``input`` (the keyboard: what the
+        code reads from its stdin during this eval; None or closed: end of
+        file; a backend whose driver cannot pass it on says how in its docs).
+        A final expression's value is echoed to stdout like a REPL.
         A limit raises the matching ``LimitExceeded``; the interpreter is
         then dead (``alive`` False). Cancellation stops the eval and kills
         the interpreter before ``CancelledError`` leaves.
@@ -229,8 +235,15 @@ class Session:
         """The runtime the session runs on now: the pack's version (a variant's when it moved to one)."""
         return self._pack.version
 
-    async def eval(self, code: str, *, on_output: OutputListener | None = None) -> Result:
+    async def eval(
+        self, code: str, *, on_output: OutputListener | None = None, input: InputStream | None = None
+    ) -> Result:
         """Run ``code`` in the session and return what this eval produced.
+
+        ``input`` is the keyboard for this eval (``core.keyboard``): what the
+        code reads (``input()``, ``read``) comes from it; without it, reads
+        see end of file. A read waiting for a line is bounded by the eval's
+        wall time like the rest of the eval.
 
         Raises:
             SessionClosed: the session was closed (or reaped).
@@ -274,7 +287,10 @@ class Session:
                 )
 
             try:
-                outcome = await guest.eval(code, output, self.limits)
+                if input is None:
+                    outcome = await guest.eval(code, output, self.limits)
+                else:
+                    outcome = await guest.eval(code, output, self.limits, input=input)
             except LimitExceeded as exc:
                 self._kill(guest)
                 if exc.result is None:

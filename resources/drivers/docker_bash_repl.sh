@@ -15,7 +15,10 @@
 # most 4000 bytes, written with one write(2) so frames never interleave);
 # Y (ready: nonce and the interpreter's pid), R (result) and X (interpreter
 # exited) carry the session nonce first. Commands from the host:
-# "C <id> <length>\n" then <length> bytes of code.
+# "C <id> <length>\n" then <length> bytes of code; "L ..." is the same, and the
+# code's stdin is then the keyboard: a FIFO that a reader of ours fills from
+# "I <length>\n" + typed bytes and closes on "D\n" (Ctrl-D), until the host's
+# "E\n" after the result (without a keyboard the code's stdin is empty).
 # See backends/docker/repl_protocol.py for the host side.
 #
 # Ctrl-C: the interpreter leads its own process group; the host sends SIGINT
@@ -37,7 +40,8 @@ if [ "${1-}" = interp ]; then
     shopt -u extdebug
     return 0
   }
-  trap 'if [ -n "$__pg_id" ]; then __pg_int=1; shopt -s extdebug; trap __pg_unwind DEBUG; fi' INT
+  # The input's stdin goes to /dev/null: a read waiting for the keyboard ends (bash restarts it after a trap).
+  trap 'if [ -n "$__pg_id" ]; then __pg_int=1; exec 0</dev/null; shopt -s extdebug; trap __pg_unwind DEBUG; fi' INT
   __pg_id=
   while :; do
     while :; do
@@ -48,7 +52,7 @@ if [ "${1-}" = interp ]; then
         __pg_id=
       fi
       __pg_int=
-      IFS= read -r __pg_next <&4
+      IFS=' ' read -r __pg_next __pg_kind <&4
       case $? in
         0) ;;
         1) exit 0 ;;
@@ -56,7 +60,11 @@ if [ "${1-}" = interp ]; then
       esac
       __pg_id=$__pg_next
       __pg_rc=0
-      . "$PG_DIR/c.$__pg_id" >"$PG_DIR/o.$__pg_id" 2>"$PG_DIR/e.$__pg_id" 3>&- 4<&-
+      if [ "$__pg_kind" = L ]; then
+        . "$PG_DIR/c.$__pg_id" <"$PG_DIR/i.$__pg_id" >"$PG_DIR/o.$__pg_id" 2>"$PG_DIR/e.$__pg_id" 3>&- 4<&-
+      else
+        . "$PG_DIR/c.$__pg_id" >"$PG_DIR/o.$__pg_id" 2>"$PG_DIR/e.$__pg_id" 3>&- 4<&-
+      fi
       __pg_rc=$?
     done
   done
@@ -83,6 +91,23 @@ pump() { # type fifo: frame the FIFO's bytes until EOF
   rm -f "$2.c" "$2.f"
 }
 
+keyboard() { # fifo: the running "L" input's stdin, from "I"/"D" commands on our stdin, until "E"
+  trap '' PIPE
+  local k n open=1
+  exec 8>"$1"
+  while IFS=' ' read -r k n; do
+    case "$k:$n" in
+      I:[0-9]*)
+        head -c "$n" >"$1.b" # all of it, even when the input no longer reads: the next command follows
+        if [ -n "$open" ]; then cat "$1.b" >&8 2>/dev/null; fi ;;
+      D:) exec 8>&-; open= ;;
+      E:) break ;;
+      *) echo "driver: malformed keyboard command" >&2; kill -TERM "$$"; exit 2 ;;
+    esac
+  done
+  rm -f "$1.b"
+}
+
 # Job control only for this start: the interpreter gets its own process group and
 # SIGINT is not ignored in it (as it is for other background commands).
 set -m
@@ -94,14 +119,19 @@ emit Y "$nonce $ipid"
 
 while IFS=' ' read -r kind id len; do
   case "$kind:$id:$len" in
-    C:[0-9]*:[0-9]*) ;;
+    [CL]:[0-9]*:[0-9]*) ;;
     *) echo "driver: malformed command" >&2; exit 2 ;;
   esac
   head -c "$len" >"$PG_DIR/c.$id"
   mkfifo -m 600 "$PG_DIR/o.$id" "$PG_DIR/e.$id"
   pump O "$PG_DIR/o.$id" & po=$!
   pump E "$PG_DIR/e.$id" & pe=$!
-  printf '%s\n' "$id" >&5
+  pk=
+  if [ "$kind" = L ]; then
+    mkfifo -m 600 "$PG_DIR/i.$id"
+    keyboard "$PG_DIR/i.$id" <&0 & pk=$!
+  fi
+  printf '%s %s\n' "$id" "$kind" >&5
   if IFS=' ' read -r rid rc <&6; then dead=; else dead=1; fi
   # A guest's background job may keep a FIFO open: give the pumps a moment, then stop them.
   ( sleep 0.5; kill "$po" "$pe" 2>/dev/null ) & killer=$!
@@ -115,4 +145,8 @@ while IFS=' ' read -r kind id len; do
   fi
   [ "$rid" = "$id" ] || rc=1
   emit R "$nonce $id $rc"
+  if [ -n "$pk" ]; then
+    wait "$pk" 2>/dev/null # until the host's "E": the next command is ours to read
+    rm -f "$PG_DIR/i.$id"
+  fi
 done

@@ -8,7 +8,10 @@
 //   host). It never runs guest code.
 // * "interp" is the interpreter the guest's code runs in. Its stdout and
 //   stderr are FIFOs that only the driver reads; its fd 3 is a pipe for
-//   "eval N finished with status S". It never holds the container's stdout.
+//   "eval N finished with status S", its fd 4 the commands ("<id> <length>\n"
+//   and the code). It never holds the container's stdout. It has no keyboard:
+//   its stdin is /dev/null and user code reading process.stdin gets an error
+//   that says so (it can never read the command stream).
 //
 // Frames to the host: one ASCII type letter, 8 lowercase hex digits of
 // payload length, the payload. O/E carry guest stdout/stderr bytes (whatever
@@ -72,7 +75,7 @@ function driver() {
     readers[type] = fd;
   }
   const child = spawn(process.execPath, [__filename, 'interp'], {
-    stdio: ['pipe', writers[0], writers[1], 'pipe'],
+    stdio: ['ignore', writers[0], writers[1], 'pipe', 'pipe'],
     cwd: process.cwd(),
     detached: true, // its own process group, the target of Ctrl-C
   });
@@ -139,8 +142,8 @@ function driver() {
       const code = input.subarray(nl + 1, nl + 1 + len);
       input = input.subarray(nl + 1 + len);
       pending = m[1];
-      child.stdin.write(`${m[1]} ${len}\n`);
-      child.stdin.write(code);
+      child.stdio[4].write(`${m[1]} ${len}\n`);
+      child.stdio[4].write(code);
     }
   });
   process.stdin.on('end', () => child.kill('SIGKILL'));
@@ -204,9 +207,17 @@ function interp() {
     report(id, status);
   }
 
+  const commands = new (require('net').Socket)({ fd: 4, readable: true, writable: false });
+  Object.defineProperty(process, 'stdin', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      throw new Error('stdin is not available in a node REPL session; run the program as a whole to read input');
+    },
+  });
   let input = Buffer.alloc(0);
   let queue = Promise.resolve();
-  process.stdin.on('data', (data) => {
+  commands.on('data', (data) => {
     input = Buffer.concat([input, data]);
     for (;;) {
       const nl = input.indexOf(10);
@@ -219,5 +230,5 @@ function interp() {
       queue = queue.then(() => run(id, code));
     }
   });
-  process.stdin.on('end', () => process.exit(0));
+  commands.on('end', () => process.exit(0));
 }

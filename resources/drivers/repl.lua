@@ -30,8 +30,20 @@ do
   local xpcall, traceback, getmetatable = xpcall, debug.traceback, getmetatable
   local pack, unpack = table.pack, table.unpack
 
-  -- The session's stdin carries frames: io.read() in user code sees end of file.
-  io.read = function() return nil end
+  -- The session's stdin carries frames: user code reads /.session/stdin instead (io.read, io.lines,
+  -- io.stdin), what is typed while the input runs (end of file without a keyboard). Reopened for each
+  -- input, so bytes buffered for one input never reach the next.
+  local keyboard
+  local function new_stdin()
+    if keyboard then pcall(keyboard.close, keyboard) end
+    keyboard = io.open("/.session/stdin", "rb")
+    if keyboard then
+      io.input(keyboard)
+      io.stdin = keyboard
+    else
+      io.read = function() return nil end
+    end
+  end
 
   local function read_frame()
     local head = stdin:read("l")
@@ -111,6 +123,7 @@ do
   while true do
     local source = read_frame()
     if source == nil then break end
+    new_stdin()
     local ok, status = pcall(run, source)
     sethook()
     if not ok then status = status_of(status) end

@@ -21,6 +21,10 @@ code started is caught by reading /.session/interrupt (``1`` while the
 host asks this input to stop) just before running it. User code may
 install its own SIGINT handler (or ignore SIGINT) like anywhere else.
 
+Keyboard: the user's ``sys.stdin`` (so ``input()``) reads /.session/stdin,
+what is typed while the input runs (backends/wasm/channel.py); a Ctrl-C
+while it waits raises ``KeyboardInterrupt`` as in a terminal.
+
 Streaming output: stdout stays block-buffered (line buffering made a
 100,000-line print 9x slower); instead the host raises signal 63 (a
 real-time number nothing else uses here; ``FLUSH_SIGNAL``) every 50 ms
@@ -75,8 +79,28 @@ def _driver():
     main.__builtins__ = builtins
     sys.modules["__main__"] = main
     namespace = main.__dict__
-    # The session's stdin carries frames: the user's input() sees end of file instead.
-    sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    keyboard = None
+
+    def new_stdin():
+        # The session's stdin carries frames: the user's stdin is /.session/stdin, what is typed during
+        # this input (end of file without a keyboard). Reopened for every input, so bytes buffered for
+        # one input never reach the next.
+        nonlocal keyboard
+        if keyboard is not None:
+            try:
+                keyboard.close()
+            except Exception:
+                pass
+        try:
+            keyboard = io.TextIOWrapper(
+                io.BufferedReader(io.FileIO(os.open("/.session/stdin", os.O_RDONLY), "rb")),
+                encoding="utf-8", errors="surrogateescape",
+            )
+        except OSError:
+            keyboard = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        sys.stdin = keyboard
+
+    new_stdin()
     sys.argv = [""]
     try:
         os.chdir("/work")  # every program in the sandbox starts in /work (sys.path[0] is "": /work too)
@@ -154,6 +178,8 @@ def _driver():
         if source is None:
             return
         count += 1
+        if count > 1:
+            new_stdin()
         try:
             status = run(source, f"<input-{count}>")
         except KeyboardInterrupt:  # landed in the instant between the user's code and ours

@@ -264,3 +264,29 @@ def test_guest_part_cannot_end_its_here_document_early() -> None:
     assert lines.count(delimiter) == 1  # the arguments cannot contain it as a line
     body = script.split(opener + "\n", 1)[1].split("\n" + delimiter + "\n", 1)[0]
     assert body == guest_script(spec, ["\nPLAYGROUND_GUEST_x\n", "\nid -u\n"])
+
+
+# -- issue #17: the keyboard reaches the program through the container's stdin ------------------------------
+
+
+def test_wrapper_reads_exactly_the_archive_then_leaves_stdin_to_the_program() -> None:
+    spec = DockerSpec(image="i", cmd=("bash", "{main}"), main_file="main.sh")
+    plain = wrapper_script(spec, [], archive_size=10240)
+    # tar drains a pipe to its end: head -c takes exactly the archive, so nothing after it is lost.
+    assert "if ! head -c 10240 | drop tar -x -o -f - -C /; then" in plain
+    assert '/bin/sh -c "$guest" </dev/null' in plain and "exec 3<&0" not in plain
+    live = wrapper_script(spec, [], archive_size=10240, live_stdin=True)
+    assert "if ! head -c 10240 | drop tar -x -o -f - -C /; then" in live
+    assert '/bin/sh -c "$guest"\n' in live and '"$guest" </dev/null' not in live
+    guest = guest_script(spec, [], live_stdin=True)
+    assert "exec 3<&0" in guest and f"{STAGE}/stdin" not in guest.replace(f"rm -rf {STAGE}", "")
+    assert guest.endswith("exec bash /work/main.sh <&3 3<&-")
+    # A compile step never reads the keyboard.
+    compiled = DockerSpec(image="i", compile=("cc", "{main}"), cmd=("/work/a.out",), main_file="m.c")
+    assert "cc /work/m.c </dev/null 3<&- && exec /work/a.out <&3 3<&-" in guest_script(compiled, [], live_stdin=True)
+
+
+def test_wrapper_argv_passes_the_archive_size_and_mode() -> None:
+    spec = DockerSpec(image="i", cmd=("bash", "{main}"), main_file="main.sh")
+    argv = wrapper_argv(spec, [], {}, archive_size=512, live_stdin=True)
+    assert "head -c 512 | drop tar" in argv[2] and "exec 3<&0" in argv[2]
