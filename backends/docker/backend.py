@@ -73,6 +73,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
+from backends.docker import packages
 from backends.docker.control import Cancelled as _Cancelled
 from backends.docker.control import RunControl as _RunControl
 from backends.docker.control import in_worker
@@ -360,6 +361,9 @@ class DockerBackend:
         live = request.input is not None  # stdin is forwarded while the program runs (see keyboard)
         archive = input_archive(request.vfs, spec, request.spec.code_bytes, b"" if live else request.stdin)
         kwargs = oneshot_profile(request.limits, spec, info.kind)
+        if (added := packages.for_run(request.vfs)) is not None:  # Spec.packages: a tmpfs of their own
+            archive = packages.members(added) + archive
+            kwargs = packages.with_mount(kwargs, added)
         env = dict(request.spec.env)
         if net is not None:
             kwargs = on_network(kwargs, net.network)

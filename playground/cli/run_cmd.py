@@ -76,6 +76,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment variable for the program (nothing is inherited)")
     p.add_argument("--policy", choices=sorted(POLICIES), default="prefer-wasm", help="which backends may run it")
+    p.add_argument("--pip", action="append", default=[], metavar="NAME[==VERSION]",
+                   help="add a pure-Python package from PyPI to the run, with its dependencies (repeatable; "
+                        "fetched and checked on this machine first, read-only for the program, which has no network)")
     p.set_defaults(handler=run_command)
 
 
@@ -176,6 +179,7 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
         files=read_inputs(args.inputs),
         work_files=read_work(args.work),
         main_file=main_file,
+        packages=args.pip,
         limits=checked_limits(Limits(
             wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
             fs_quota=args.fs_quota, max_files=args.max_files,

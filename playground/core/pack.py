@@ -73,6 +73,8 @@ class Capabilities:
     serve_socket: bool = False
     network: bool = False
     compiles: bool = False
+    #: Takes pure-Python packages from PyPI (``Spec.packages``, see ``core.packages``): Python's packs only.
+    packages: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +137,9 @@ class WasmVariant:
     as a package runs on ``wasm`` instead. ``provides`` lists the top-level
     modules the variant has beyond the language's standard library (for
     messages and package checks); it defaults to ``triggers``.
+    ``distributions`` are the PyPI distributions it has (normalised name ->
+    version): a package added to a run may depend on them, and they are
+    not fetched (``core.packages``).
     """
 
     name: str
@@ -144,8 +149,10 @@ class WasmVariant:
     provides: tuple[str, ...] = ()
     version: str = ""
     description: str = ""
+    distributions: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "distributions", MappingProxyType(dict(self.distributions)))
         object.__setattr__(self, "triggers", tuple(self.triggers))
         object.__setattr__(self, "provides", tuple(self.provides) or tuple(self.triggers))
         if not _NAME.match(self.name):

@@ -10,13 +10,14 @@ runs safely.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from playground.core import variants
+from playground.core import package_plan, package_tree, variants
 from playground.core.backend import Backend, CallerRootBackend, ProgressCallback, Provisionable, Request
 from playground.core.errors import (
     BackendUnavailable,
@@ -31,8 +32,8 @@ from playground.core.keyboard import InputStream
 from playground.core.limits import DEFAULT_LIMITS, Limits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
+from playground.core.packages import PackageSet, PackageStore
 from playground.core.policy import PREFER_WASM, Policy
-from playground.core.requirements import parse_requirement
 from playground.core.result import Outcome, Result, Usage
 from playground.core.serve import (
     LogBuffer,
@@ -93,6 +94,7 @@ class Sandbox:
         policy: Policy = PREFER_WASM,
         default_limits: Limits | None = None,
         proxy_starter: ProxyStarter | None = None,
+        packages: PackageStore | None = None,
     ) -> None:
         self._packs = tuple(packs)
         self._by_name = validate_packs(self._packs)
@@ -105,6 +107,8 @@ class Sandbox:
         self.policy = policy
         self.default_limits = DEFAULT_LIMITS.merged(default_limits).validate()
         self._proxy_starter = proxy_starter
+        #: Where ``Spec.packages`` are resolved and cached (made on first use: the default cache directory).
+        self._package_store = packages
 
     # -- lookup -------------------------------------------------------------
 
@@ -259,22 +263,36 @@ class Sandbox:
                 return []
         return []
 
-    def _check_packages(self, spec: Spec, pack: Pack) -> None:
-        """Refuse requested packages the chosen runtime does not already have (none are fetched yet).
+    @property
+    def package_store(self) -> PackageStore:
+        """Where ``Spec.packages`` are resolved, fetched and cached (``core.packages``)."""
+        if self._package_store is None:
+            self._package_store = PackageStore()
+        return self._package_store
+
+    def packages_for(self, spec: Spec, progress: Callable[[str], None] | None = None) -> PackageSet | None:
+        """The pure-Python packages ``spec`` adds to its run, fetched and verified (blocks; None: none to add).
+
+        Packages the chosen runtime already has are not fetched. Call it off
+        the event loop (``prepare`` and ``run`` do): a first use downloads.
 
         Raises:
-            Unsupported: a package is neither part of the chosen runtime nor can be added.
+            PackageRefused: a package needs native code, has no wheel, or conflicts
+                (the message says whether another runtime of the language has it).
+            Unsupported: the language takes no packages, or ``spec`` has a caller's root.
+            BackendUnavailable: the package index or pip failed.
         """
         if not spec.packages:
-            return
+            return None
         base = self.pack(spec.lang)
         chosen = None if spec.uses_caller_root else variants.choose(base, spec.code, spec.packages)
-        have = variants.provided_distributions(chosen) if chosen is not None else set()
-        absent = [p for p in spec.packages if parse_requirement(p).name not in have]
-        if absent:
-            raise Unsupported(
-                f"{pack.name}: cannot add {', '.join(absent)}: only packages a runtime already has can be asked for yet"
-            )
+        if chosen is not None:  # a variant's runtime (what it has, its Python) is there only on the Wasm tier
+            backend, _ = self._route(variants.variant_pack(base, chosen), needs_network=spec.net is not None)
+            chosen = chosen if backend is not None and backend.name == package_plan.VARIANT_BACKEND else None
+        request = package_plan.request_for(spec, variants.variant_pack(base, chosen), chosen)
+        if request is None:
+            return None
+        return self.package_store.ensure(request, progress, elsewhere=package_plan.elsewhere(base, chosen))
 
     def variant_status(self, lang: str) -> dict[str, LanguageStatus]:
         """For each variant of ``lang``'s pack: where it would run now, and why not elsewhere."""
@@ -302,7 +320,10 @@ class Sandbox:
             BackendUnavailable: provisioning failed (the message says why).
         """
         pack = self.pack(lang) if spec is None else self.pack_for(spec)
-        return self.prepare_pack(pack, progress)
+        done = self.prepare_pack(pack, progress)
+        if spec is not None and (packages := self.packages_for(spec, progress)) is not None:
+            done.append(f"packages: {packages.describe()}")
+        return done
 
     def prepare_pack(self, pack: Pack, progress: Callable[[str], None]) -> list[str]:
         """``prepare`` for a pack as it is (a language, or a variant view from ``pack_for``/``variant_status``)."""
@@ -366,6 +387,8 @@ class Sandbox:
         first, then what is written to it until it is closed; a guest
         waiting for a line is still stopped by the wall-time limit and by
         cancellation.
+        ``spec.packages`` are fetched first if ``prepare`` has not
+        (``packages_for``), before the program's limits start.
 
         Cancellation: cancelling the awaiting task stops the guest; the
         backend waits for its worker before the ``CancelledError`` leaves.
@@ -373,14 +396,15 @@ class Sandbox:
         Raises:
             LimitExceeded: one of its four subclasses, with ``.result`` set
                 to what was captured before the limit tripped.
-            UnknownLanguage, InvalidLimits, BackendUnavailable, Unsupported.
+            UnknownLanguage, InvalidLimits, BackendUnavailable, Unsupported
+            (``PackageRefused`` among them).
         """
         pack = self.pack_for(spec)
-        self._check_packages(spec, pack)
         limits = self.resolve_limits(spec.limits)
         backend = self.select_backend(
             pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root
         )
+        packages = await self._packages_off_loop(spec, on_progress)
         vfs = VFS.for_limits(limits, Layout.CALLER_ROOT if spec.uses_caller_root else Layout.STANDARD)
         output = OutputCapture(_opt_int(limits.get("max_output")), on_output)
         started = time.monotonic()
@@ -406,9 +430,13 @@ class Sandbox:
             _seed(vfs, spec)
         except VFSError as exc:
             raise FSQuotaExceeded(f"input files do not fit: {exc.strerror}", result=result_of(None)) from None
+        guest_spec = spec
+        if packages is not None:  # read-only at package_tree.GUEST_SITE, on PYTHONPATH, charged to no quota
+            package_tree.place(vfs, packages.files)
+            guest_spec = dataclasses.replace(spec, env=package_tree.guest_env(spec.env))
 
         request = Request(
-            pack=pack, spec=spec, limits=limits, vfs=vfs, output=output,
+            pack=pack, spec=guest_spec, limits=limits, vfs=vfs, output=output,
             stdin=spec.stdin_bytes, progress=on_progress, input=input,
         )
         try:
@@ -444,6 +472,8 @@ class Sandbox:
         """
         opts = opts or ServeOpts()
         pack = self.pack(spec.lang)
+        if spec.packages:
+            raise Unsupported("serve: Spec.packages are for runs (a served program gets no packages)")
         limits = self.resolve_limits(spec.limits)
         backend, reasons = self._route(pack, needs_network=spec.net is not None, needs_serve=True)
         if backend is None:
@@ -464,6 +494,13 @@ class Sandbox:
         )
         starter = self._proxy_starter or default_proxy_starter()
         return await start_service(backend, backend.name, request, opts, starter)
+
+    async def _packages_off_loop(self, spec: Spec, on_progress: ProgressCallback | None) -> PackageSet | None:
+        """``packages_for`` in a worker thread, before the run starts (never charged to its time limit)."""
+        if not spec.packages:
+            return None
+        say = None if on_progress is None else (lambda line: on_progress(line, -1.0))
+        return await asyncio.to_thread(self.packages_for, spec, say)
 
     def run_sync(self, spec: Spec) -> Result:
         """Blocking ``run`` for scripts. Not for use inside a running event loop.

@@ -37,8 +37,8 @@ from typing import Final
 from playground.core.pack import Pack, WasmVariant
 
 __all__ = [
-    "DETECTORS", "choose", "missing_module", "missing_module_hint", "provided_distributions", "python_imports",
-    "variant_pack",
+    "DETECTORS", "choose", "import_name", "missing_module", "missing_module_hint", "provided_distributions",
+    "pypi_name", "python_imports", "variant_pack",
 ]  # fmt: skip
 
 #: The longest program the Python detector parses (bytes of source); longer ones get the light runtime.
@@ -138,8 +138,21 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str 
 
 
 def provided_distributions(variant: WasmVariant) -> set[str]:
-    """The PyPI names (normalised) of what ``variant`` provides: ``sklearn`` gives ``scikit-learn`` and ``sklearn``."""
-    return {_normal(m) for m in variant.provides} | {_normal(_pypi_guess(m)) for m in variant.provides}
+    """The PyPI names (normalised) of what ``variant`` provides: ``sklearn`` gives ``scikit-learn`` and ``sklearn``.
+
+    Its ``distributions`` count too (``pillow``, ``python-dateutil``).
+    """
+    guessed = {_normal(m) for m in variant.provides} | {_normal(_pypi_guess(m)) for m in variant.provides}
+    return guessed | {_normal(d) for d in variant.distributions}
+
+
+def import_name(variant: WasmVariant, distribution: str) -> str | None:
+    """The top-level module ``variant`` has for the PyPI name ``distribution`` (``scikit-learn``: ``sklearn``)."""
+    wanted = _normal(distribution)
+    for module in variant.provides:
+        if wanted in (_normal(module), _normal(_pypi_guess(module))):
+            return module
+    return None
 
 
 def _variants(pack: Pack) -> Iterable[WasmVariant]:
@@ -165,3 +178,8 @@ _DISTRIBUTIONS: Final = {
 
 def _pypi_guess(module: str) -> str:
     return _DISTRIBUTIONS.get(module, module)
+
+
+def pypi_name(module: str) -> str:
+    """The PyPI distribution most likely to provide the top-level ``module`` (``yaml``: ``pyyaml``)."""
+    return _pypi_guess(module)

@@ -124,6 +124,11 @@ class RunOutput(BaseModel):
     usage: UsageInfo
     limits: AppliedLimits
     files: list[OutFile] = Field(default_factory=list, description="Files the program left under /out.")
+    hint: str | None = Field(
+        default=None,
+        description="When the program failed on a module it could not import (ModuleNotFoundError): how to get "
+        "it (the runtime that has it, or the package to add with 'packages').",
+    )
 
 
 class SessionOutput(RunOutput):

@@ -132,6 +132,13 @@ async def execute_code(
     timeout: TimeoutArg = None,
     memory: MemoryArg = None,
     max_output: MaxOutputArg = None,
+    packages: Annotated[list[str] | None, Field(
+        description="Python only: pure-Python packages from PyPI to add to the run, with their dependencies, "
+        "e.g. ['python-slugify', 'humanize==4.9.0'] (a name, optionally ==VERSION or >=VERSION). They are "
+        "fetched and hash-checked outside the sandbox before the run (not counted in its timeout) and are "
+        "read-only on the program's sys.path; the program still has no network. A package with native code "
+        "is refused with a message saying so (numpy, pandas, scipy, matplotlib, scikit-learn and more are "
+        "already there when the program imports them).")] = None,
 ) -> Annotated[CallToolResult, RunOutput]:
     """Run a program once in an isolated sandbox and return its output.
 
@@ -152,11 +159,12 @@ async def execute_code(
     limits = _request_limits(state.config, timeout, memory, max_output)
     spec = _build_spec(config=state.config, pack=pack, code=code, code_encoding=code_encoding, stdin=stdin,
                        files=files, files_base64=files_base64, work_files=work_files,
-                       work_files_base64=work_files_base64, args=args, limits=limits)
+                       work_files_base64=work_files_base64, args=args, limits=limits, packages=packages)
     error: LimitExceeded | None = None
     async with state.gate:
         progress = _progress_reporter(ctx)
-        try:  # a runtime used for the first time (the scientific one) is set up here, outside the time limit
+        try:  # a runtime used for the first time (the scientific one) and packages are set up here, outside
+            # the time limit
             await asyncio.to_thread(state.sandbox.prepare, pack.name, lambda line: progress(line, -1.0), spec=spec)
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
@@ -172,6 +180,8 @@ async def execute_code(
         result, language=pack.name, limits=resolved, error=error,
         inline_text_bytes=state.config.inline_text_bytes, max_embed_bytes=state.config.max_embed_bytes,
     )
+    if error is None and result.exit_code != 0:  # ModuleNotFoundError: which runtime has it, or add it as a package
+        fields["hint"] = state.sandbox.hint(spec, result)
     return tool_result(RunOutput.model_validate(fields), blocks)
 
 
@@ -345,6 +355,7 @@ def _build_spec(
     limits: Limits,
     work_files: dict[str, str] | None = None,
     work_files_base64: dict[str, str] | None = None,
+    packages: list[str] | None = None,
 ) -> Spec:
     source: str | bytes = code
     if code_encoding == "base64":
@@ -364,7 +375,7 @@ def _build_spec(
     inputs, work = _input_files(config, files or {}, files_base64 or {}, work_files or {}, work_files_base64 or {})
     try:
         return Spec(lang=pack.name, code=source, args=arg_list, stdin=stdin_bytes, files=inputs, work_files=work,
-                    limits=limits)
+                    limits=limits, packages=packages or ())
     except SandboxError as exc:  # InvalidSpec
         raise ToolError(str(exc)) from None
 

@@ -49,6 +49,7 @@ PACK = Pack(
                 name="scientific",
                 detector="python-imports",
                 triggers=scientific.PROVIDES,
+                distributions=scientific.DISTRIBUTIONS,
                 version="CPython 3.15.0 (WASI) with numpy, pandas, scipy, scikit-learn, statsmodels, matplotlib",
                 description="Python 3.15 with numpy, pandas, scipy, scikit-learn, statsmodels and matplotlib "
                 "(CPython in WebAssembly; picked when the program imports one of them)",
@@ -66,7 +67,7 @@ PACK = Pack(
     docker=DockerSpec(
         image="python:3.12-slim", cmd=("python3", "-B", "{main}", "{args}"), main_file="main.py", typical_start=0.2
     ),
-    caps=Capabilities(sessions=True, serve_socket=True),
+    caps=Capabilities(sessions=True, serve_socket=True, packages=True),
     example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",
     description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",
 )

@@ -60,6 +60,23 @@ PROVIDES: Final = (
     "xlrd", "xlsxwriter", "xmltodict", "yaml",
 )  # fmt: skip
 
+#: The PyPI distributions in the runtime (normalised name -> version, read from its zip's ``*.dist-info``):
+#: a package added to a run may depend on them without their being fetched (``core.packages``).
+DISTRIBUTIONS: Final = {
+    "attrs": "26.1.0", "beautifulsoup4": "4.15.0", "charset-normalizer": "3.5.2", "cloudpickle": "3.1.2",
+    "contourpy": "1.4.0", "cycler": "0.12.1", "defusedxml": "0.7.1", "et-xmlfile": "2.0.0", "fonttools": "4.67.0",
+    "formulaic": "1.2.2", "html5lib": "1.1", "interface-meta": "2.0.1", "jinja2": "3.1.6", "joblib": "1.6.0",
+    "kiwisolver": "1.5.1", "lxml": "6.1.3", "markupsafe": "3.0.4", "matplotlib": "3.11.2",
+    "more-itertools": "11.2.1", "mpmath": "1.3.0", "narwhals": "2.27.1", "networkx": "3.7", "numpy": "2.5.2",
+    "openpyxl": "3.1.5", "packaging": "26.3", "pandas": "3.0.6", "patsy": "1.0.3", "pillow": "13.0.0",
+    "pyparsing": "3.3.3", "pypdf": "6.21.1", "python-dateutil": "2.9.0.post0", "pyyaml": "6.0.3",
+    "regex": "2026.9.29", "reportlab": "5.0.1", "scikit-learn": "1.9.1", "scipy": "1.18.1", "seaborn": "0.13.2",
+    "six": "1.17.0", "soupsieve": "3.0.3", "statsmodels": "0.15.0", "sympy": "1.14.0", "tabulate": "0.10.0",
+    "threadpoolctl": "3.7.0", "tomli-w": "1.2.0", "toolz": "1.2.0", "tqdm": "4.70.1", "typing-extensions": "4.16.0",
+    "tzdata": "2026.5", "webencodings": "0.6.1", "wrapt": "2.5.1", "xlrd": "2.0.2", "xlsxwriter": "3.2.9",
+    "xmltodict": "1.0.4",
+}  # fmt: skip
+
 #: The environment the runtime expects (no time-zone database path of the host's: tzdata is inside).
 #: MPLBACKEND: matplotlib draws with our headless backend (``MPL_SHOW``).
 ENV: Final = {"TMPDIR": "/tmp", "PYTHONTZPATH": "", "MPLBACKEND": "module://_playground_mpl", "HOME": "/tmp"}
@@ -147,7 +164,9 @@ del _playground_figures
 
 #: Runs the program as ``python main.py`` would, from ``/work`` (as the light runtime's boot does), after
 #: ``MPL_SHOW``. This CPython is configured isolated (no site, no environment, safe path), so the
-#: script's directory is inserted into ``sys.path`` rather than replacing the first entry (the library).
+#: script's directory is inserted into ``sys.path`` rather than replacing the first entry (the library),
+#: and ``PYTHONPATH`` (where a run's added packages are, ``core.package_tree``) is honoured here, in the
+#: place CPython gives it: after the script's directory, before the library.
 BOOT: Final = MPL_SHOW + """
 def _playground_main():
     import os, sys, __main__
@@ -155,6 +174,7 @@ def _playground_main():
     path = sys.argv.pop(1)
     sys.argv[0] = path
     sys.path.insert(0, os.path.dirname(path))
+    sys.path[1:1] = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
     try:
         os.chdir("/work")
     except OSError:

@@ -1,0 +1,31 @@
+"""The real MCP server's ``packages`` argument: pure-Python packages from PyPI added to a run.
+
+The server fetches them before the run (outside its timeout) through the
+same mechanism as the library and CLI; the argument is strict (a list of
+requirement strings); a native package is a tool error that names it; a
+program that fails on a missing module gets a ``hint`` that says how.
+"""
+
+from __future__ import annotations
+
+import pytest
+from mcp_support import call, connect, error_text, ok, real_server
+
+pytestmark = pytest.mark.timeout(600)
+
+
+async def test_packages_are_added_refused_and_hinted() -> None:
+    code = "import slugify\nprint(slugify.slugify('Héllo Wörld!'))"
+    async with connect(real_server("--wasm-only")) as client:
+        added = ok(await call(client, "execute_code", language="python", code=code, packages=["python-slugify"]))
+        missing = ok(await call(client, "execute_code", language="python", code=code))
+        native = await call(client, "execute_code", language="python", code="print(1)", packages=["orjson"])
+        loose = await call(client, "execute_code", language="python", code="print(1)", packages="python-slugify")
+        bad = await call(client, "execute_code", language="python", code="print(1)", packages=["-r x.txt"])
+    assert added["exit_code"] == 0 and added["stdout"] == "hello-world\n", added["stderr"]
+    assert added["hint"] is None
+    assert missing["exit_code"] == 1 and "No module named 'slugify'" in missing["stderr"]
+    assert "packages" in missing["hint"] and "slugify" in missing["hint"]
+    assert "orjson needs native code" in error_text(native)
+    assert "packages" in error_text(loose)
+    assert "bad package" in error_text(bad)
