@@ -10,6 +10,7 @@ only ever reach the GUI through an ``OutputBuffer`` or
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,7 @@ from playground.app.themes import Theme, theme_named
 from playground.core import (
     Diagnosable,
     Diagnostic,
+    InputStream,
     InvalidLimits,
     InvalidSpec,
     LimitExceeded,
@@ -74,6 +76,8 @@ class View(Protocol):
     def set_document_title(self, name: str) -> None: ...
     def set_running(self, running: bool) -> None: ...
     def begin_output(self, buffer: OutputBuffer, summary_html: str) -> None: ...
+    def start_input(self, buffer: OutputBuffer) -> tuple[bytes | None, InputStream | None]: ...
+    def end_input(self) -> None: ...
     def set_summary(self, summary_html: str) -> None: ...
     def show_message(self, text: str) -> None: ...
     def limit_texts(self) -> dict[str, str]: ...
@@ -209,10 +213,13 @@ class Controller:
             self._refuse(f"Not run: {exc}")
             return
         buffer = OutputBuffer()
+        stdin, keyboard = self.view.start_input(buffer)  # the stdin text, or typing while it runs (input_line)
+        if stdin is not None:
+            spec = dataclasses.replace(spec, stdin=stdin)
         self._shown = Summary("running", f"Running {language}…")
         self.view.begin_output(buffer, self._html(self._shown))
         self.view.set_running(True)
-        self._run_task = self._tasks.spawn(self._run(spec, limits, buffer))
+        self._run_task = self._tasks.spawn(self._run(spec, limits, buffer, keyboard))
 
     def _current_limits(self) -> Limits:
         """The limits panel's values merged with the sandbox defaults.
@@ -237,7 +244,7 @@ class Controller:
         self._shown = summary
         self.view.set_summary(self._html(summary))
 
-    async def _run(self, spec: Spec, limits: Limits, buffer: OutputBuffer) -> None:
+    async def _run(self, spec: Spec, limits: Limits, buffer: OutputBuffer, keyboard: InputStream | None) -> None:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
 
@@ -250,7 +257,7 @@ class Controller:
 
         result: Result | None = None
         try:
-            result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress)
+            result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
             summary = summarize_result(result)
         except LimitExceeded as exc:
             result = exc.result
@@ -263,6 +270,8 @@ class Controller:
             log.exception("run failed")
             summary = Summary("error", f"internal error: {exc!r}")
         finally:
+            if not self._closed:
+                self.view.end_input()
             if result is not None and result.truncated:
                 buffer.note(f"[output truncated at {limits.max_output} bytes]")
             buffer.finish()
