@@ -10,9 +10,7 @@ only ever reach the GUI through an ``OutputBuffer`` or
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -20,29 +18,27 @@ from typing import Protocol
 from PySide6.QtCore import QSettings
 
 from playground.app import settings as prefs_io
+from playground.app import zoom as zoom_levels
 from playground.app.backends_panel import LanguageRow
-from playground.app.editor import MAX_FONT, MIN_FONT
+from playground.app.document_controller import DocumentController, DocumentView
 from playground.app.examples import find_examples
 from playground.app.languages import editor_style
 from playground.app.limits_panel import parse_limits
 from playground.app.main_window import Example, LanguageChoice, MainWindow
-from playground.app.output_buffer import OutputBuffer
+from playground.app.recovery import RecoveryStore
 from playground.app.repl_controller import ReplController, ReplView
-from playground.app.run_summary import Summary, human_duration, summarize_limit, summarize_result, summary_html
+from playground.app.run_controller import RunController, RunView
+from playground.app.run_summary import Summary
 from playground.app.service_controller import ServiceController, ServiceView
-from playground.app.tasks import BackgroundTasks
+from playground.app.tasks import BackgroundTasks, in_daemon_thread
 from playground.app.themes import Theme, theme_named
 from playground.core import (
     Diagnosable,
     Diagnostic,
-    InputStream,
-    InvalidLimits,
     InvalidSpec,
-    LimitExceeded,
     Limits,
     Result,
     Sandbox,
-    SandboxError,
     Spec,
     UnknownLanguage,
     clean_key,
@@ -50,13 +46,15 @@ from playground.core import (
 
 log = logging.getLogger(__name__)
 
-#: Files larger than this are not opened into the editor.
-MAX_OPEN_BYTES = 4 * 1024 * 1024
 #: Files larger than this are not added to /in (the FS quota would refuse them anyway).
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+#: Backends whose guests are threads of this process: at quit they end with it, so waiting for them is bounded.
+IN_PROCESS_BACKENDS = frozenset({"wasm"})
+#: How long quitting waits for in-process work (e.g. a first-time compile, which cannot be interrupted).
+QUIT_GRACE = 0.5
 
 
-class View(Protocol):
+class View(RunView, DocumentView, Protocol):
     """What the controller needs from the window (``MainWindow`` provides it)."""
 
     @property
@@ -70,36 +68,25 @@ class View(Protocol):
     def select_language(self, name: str) -> None: ...
     def set_language_status(self, text: str) -> None: ...
     def set_editor_style(self, lexer: str, indent: int) -> None: ...
-    def code(self) -> str: ...
-    def set_code(self, text: str) -> None: ...
-    def mark_saved(self) -> None: ...
-    def set_document_title(self, name: str) -> None: ...
-    def set_running(self, running: bool) -> None: ...
-    def begin_output(self, buffer: OutputBuffer, summary_html: str) -> None: ...
-    def start_input(self, buffer: OutputBuffer) -> tuple[bytes | None, InputStream | None]: ...
-    def end_input(self) -> None: ...
-    def set_summary(self, summary_html: str) -> None: ...
-    def show_message(self, text: str) -> None: ...
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
-    def show_tab(self, name: str) -> None: ...
     def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None: ...
-    def show_out_files(self, files: Mapping[str, bytes]) -> None: ...
     def show_backends(self, languages: Sequence[LanguageRow], diagnostics: Sequence[Diagnostic]) -> None: ...
-    def theme(self) -> Theme: ...
     def apply_theme(self, theme: Theme) -> None: ...
     def set_font_size(self, size: int) -> None: ...
-    def font_size(self) -> int: ...
+    def set_zoom(self, percent: int) -> None: ...
+    def zoom_percent(self) -> int: ...
 
 
 class Controller:
     """Owns the sandbox, the REPL sessions and the preferences; drives the view.
 
     Call ``start()`` once the view is connected and the qasync loop runs;
-    ``await shutdown()`` before the loop ends (idempotent).
+    ``await shutdown()`` before the loop ends (idempotent). ``recovery``
+    keeps the unsaved buffer for crash recovery (None: no crash copies).
     """
 
-    def __init__(self, sandbox: Sandbox, view: View, store: QSettings) -> None:
+    def __init__(self, sandbox: Sandbox, view: View, store: QSettings, recovery: RecoveryStore | None = None) -> None:
         self.sandbox = sandbox
         self.view = view
         self._store = store
@@ -107,15 +94,16 @@ class Controller:
         self._tasks = BackgroundTasks()
         self.repl = ReplController(sandbox, view.repl, self._current_limits, self._tasks)
         self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks)
+        self.runs = RunController(sandbox, view, limits=self._current_limits, make_spec=self._spec,
+                                  status_text=self.language_status_text, tasks=self._tasks)
+        self.document = DocumentController(view, set_language=self.set_language, language_of=self._language_of,
+                                           recovery=recovery)
         self._inputs: dict[str, bytes] = {}
         self._work: dict[str, bytes] = {}
-        self._path: Path | None = None
-        self._run_task: asyncio.Task[None] | None = None
         self._closed = False
-        self.last_result: Result | None = None
-        self.last_summary: Summary | None = None
-        self._shown: Summary | None = None
-        self.runs_finished = 0
+        #: True when quitting left in-process work behind (it ends with the process; no guest runs after it).
+        self.abandoned_work = False
+        self._left_behind: asyncio.Future[None] | None = None
 
     # -- start-up -----------------------------------------------------------
 
@@ -123,7 +111,9 @@ class Controller:
         """Connect the window's actions to this controller."""
         w.connect_run(self.run, self.stop)
         w.connect_language(self.set_language)
-        w.connect_files(new=self.new_file, open_=self.open_file, save=self.save_file, save_as=self.save_file_as)
+        doc = self.document
+        w.connect_files(new=doc.new, open_=doc.ask_open, dropped=doc.open, save=doc.save, save_as=doc.ask_save_as,
+                        edited=doc.edited, confirm_close=doc.confirm_close)
         w.connect_inputs(add=self.add_inputs, remove=self.remove_inputs, save_out=self.save_out)
         w.connect_view(theme=self.set_theme, zoom=self.zoom)
         w.connect_repl(
@@ -142,16 +132,16 @@ class Controller:
         w.set_examples(self.examples(), self.load_example)
 
     def start(self) -> None:
-        """Fill the view from the sandbox and the saved preferences. Never runs anything."""
+        """Fill the view from the sandbox, the saved preferences and any crash copy. Never runs anything."""
         self.view.apply_theme(theme_named(self.prefs.theme))
         self.view.set_font_size(self.prefs.font_size)
+        self.view.set_zoom(zoom_levels.clamp(self.prefs.zoom))
         self.view.set_limit_texts(self.prefs.limits)
         self.refresh_languages()
         names = self.sandbox.languages()
         language = self.prefs.language if self.prefs.language in names else (names[0] if names else "")
         self.set_language(language)
-        self.view.set_code(self.prefs.snippet or (self.sandbox.pack(language).example if language else ""))
-        self.view.set_document_title("")
+        self.document.start(self.prefs.snippet or (self.sandbox.pack(language).example if language else ""))
         self._tasks.spawn(self._refresh_backends())
 
     def examples(self) -> list[Example]:
@@ -186,40 +176,30 @@ class Controller:
             self.prefs.language = language
         self.repl.show_language(language, self.language_status_text(language))
 
-    # -- running ------------------------------------------------------------
+    # -- running (RunController) ----------------------------------------------
+
+    def run(self) -> None:
+        """Run the editor's code with the panel's limits and the /in and /work files."""
+        self.runs.run()
+
+    def stop(self) -> None:
+        self.runs.stop()
 
     @property
     def running(self) -> bool:
-        return self._run_task is not None and not self._run_task.done()
+        return self.runs.running
 
-    def run(self) -> None:
-        """Run the editor's code with the panel's limits and the /in files. Ignored while a run is going."""
-        if self.running:
-            return
-        try:
-            limits = self._current_limits()
-        except InvalidLimits as exc:
-            self._refuse(f"Not run: {exc}")
-            self.view.show_tab("limits")
-            return
-        language = self.view.current_language()
-        if not language:
-            self._refuse("Nothing to run with: " + self.language_status_text(""))
-            return
-        try:
-            spec = Spec(lang=language, code=self.view.code(), files=dict(self._inputs), work_files=dict(self._work),
-                        main_file=self._main_file(), limits=limits)
-        except SandboxError as exc:
-            self._refuse(f"Not run: {exc}")
-            return
-        buffer = OutputBuffer()
-        stdin, keyboard = self.view.start_input(buffer)  # the stdin text, or typing while it runs (input_line)
-        if stdin is not None:
-            spec = dataclasses.replace(spec, stdin=stdin)
-        self._shown = Summary("running", f"Running {language}…")
-        self.view.begin_output(buffer, self._html(self._shown))
-        self.view.set_running(True)
-        self._run_task = self._tasks.spawn(self._run(spec, limits, buffer, keyboard))
+    @property
+    def runs_finished(self) -> int:
+        return self.runs.runs_finished
+
+    @property
+    def last_result(self) -> Result | None:
+        return self.runs.last_result
+
+    @property
+    def last_summary(self) -> Summary | None:
+        return self.runs.last_summary
 
     def _current_limits(self) -> Limits:
         """The limits panel's values merged with the sandbox defaults.
@@ -229,119 +209,37 @@ class Controller:
         """
         return parse_limits(self.view.limit_texts(), self.sandbox.default_limits)
 
-    def stop(self) -> None:
-        """Cancel the running guest (the core stops it promptly). Idempotent."""
-        if self.running:
-            assert self._run_task is not None
-            self._run_task.cancel()
-            self._show_summary(Summary("stopped", "Stopping…"))
+    def _spec(self, language: str, code: str, limits: Limits) -> Spec:
+        """The run's Spec: the code, the /in and /work files, the editor's file name.
 
-    def _refuse(self, why: str) -> None:
-        self.last_summary = Summary("error", why)
-        self._show_summary(self.last_summary)
+        Raises:
+            InvalidSpec: the files or the name are not acceptable.
+        """
+        return Spec(lang=language, code=code, files=dict(self._inputs), work_files=dict(self._work),
+                    main_file=self._main_file(), limits=limits)
 
-    def _show_summary(self, summary: Summary) -> None:
-        self._shown = summary
-        self.view.set_summary(self._html(summary))
+    # -- the editor's file (DocumentController) ----------------------------------------
 
-    async def _run(self, spec: Spec, limits: Limits, buffer: OutputBuffer, keyboard: InputStream | None) -> None:
-        loop = asyncio.get_running_loop()
-        started = time.monotonic()
-
-        def progress(message: str, fraction: float) -> None:  # may be called on a worker thread
-            text = message if fraction < 0 else f"{message} ({fraction:.0%})"
-            try:
-                loop.call_soon_threadsafe(self._show_progress, text)
-            except RuntimeError:  # the loop closed while the window shut down: nobody to tell
-                pass
-
-        result: Result | None = None
+    def _language_of(self, filename: str) -> str | None:
         try:
-            result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
-            summary = summarize_result(result)
-        except LimitExceeded as exc:
-            result = exc.result
-            summary = summarize_limit(exc, limits)
-        except asyncio.CancelledError:
-            summary = Summary("stopped", f"Stopped by you after {human_duration(time.monotonic() - started)}.")
-        except SandboxError as exc:
-            summary = Summary("error", str(exc))
-        except Exception as exc:
-            log.exception("run failed")
-            summary = Summary("error", f"internal error: {exc!r}")
-        finally:
-            if not self._closed:
-                self.view.end_input()
-            if result is not None and result.truncated:
-                buffer.note(f"[output truncated at {limits.max_output} bytes]")
-            buffer.finish()
-        self.last_result = result
-        self.last_summary = summary
-        self.runs_finished += 1
-        if not self._closed:
-            self.view.set_running(False)
-            self._show_summary(summary)
-            self.view.show_out_files(result.files if result is not None else {})
-
-    def _show_progress(self, text: str) -> None:
-        if self.running and not self._closed:
-            self._show_summary(Summary("running", text))
-
-    def _html(self, summary: Summary) -> str:
-        theme = self.view.theme()
-        colours = {"ok": theme.ok, "failed": theme.error, "limit": theme.note, "stopped": theme.note,
-                   "error": theme.error}
-        return summary_html(summary, colours)
-
-    # -- files ------------------------------------------------------------------
+            return self.sandbox.pack_for_file(filename).name
+        except UnknownLanguage:
+            return None
 
     def new_file(self) -> None:
-        self._path = None
-        self.view.set_code("")
-        self.view.set_document_title("")
+        self.document.new()
 
     def open_file(self, path: str) -> None:
-        """Open ``path`` into the editor; its extension picks the language when a pack claims it."""
-        file = Path(path)
-        try:
-            if file.stat().st_size > MAX_OPEN_BYTES:
-                self.view.show_message(f"{file.name} is larger than {MAX_OPEN_BYTES >> 20} MiB; not opened.")
-                return
-            text = file.read_bytes().decode("utf-8", errors="replace")
-        except OSError as exc:
-            self.view.show_message(f"Cannot open {path}: {exc.strerror or exc}")
-            return
-        self._path = file
-        self.view.set_code(text)
-        self.view.set_document_title(file.name)
-        try:
-            self.set_language(self.sandbox.pack_for_file(file.name).name)
-        except UnknownLanguage:
-            self.view.show_message(f"Opened {file.name}; no language claims its extension, pick one.")
-        else:
-            self.view.show_message(f"Opened {file}")
-
-    def save_file(self) -> None:
-        if self._path is None:
-            self.view.show_message("Use Save As… to choose where to save.")
-            return
-        self.save_file_as(str(self._path))
+        """Open ``path`` (asking first about unsaved changes); its extension picks the language."""
+        self.document.open(path)
 
     def save_file_as(self, path: str) -> None:
-        file = Path(path)
-        try:
-            file.write_text(self.view.code(), encoding="utf-8")
-        except OSError as exc:
-            self.view.show_message(f"Cannot save {path}: {exc.strerror or exc}")
-            return
-        self._path = file
-        self.view.mark_saved()
-        self.view.set_document_title(file.name)
-        self.view.show_message(f"Saved {file}")
+        self.document.save_as(path)
 
     def load_example(self, path: Path) -> None:
-        self.open_file(str(path))
-        self._path = None  # an example is a template: Save asks where
+        self.document.open_example(path)
+
+    # -- /in and /work ---------------------------------------------------------------
 
     def add_inputs(self, paths: list[str], place: str = "in") -> None:
         """Read host files (by base name) for ``/in`` or, with ``place="work"``, ``/work``. Sent at the next run."""
@@ -371,13 +269,14 @@ class Controller:
 
     def _main_file(self) -> str | None:
         """The program's name under /work: the editor's file name, so tracebacks name it (None: the pack's)."""
-        if self._path is None:
+        path = self.document.path
+        if path is None:
             return None
         try:
-            clean_key(self._path.name)
+            clean_key(path.name)
         except InvalidSpec:
             return None
-        return self._path.name
+        return path.name
 
     def save_out(self, name: str, path: str) -> None:
         """Write the last run's ``/out/name`` to a host path the user chose."""
@@ -398,21 +297,20 @@ class Controller:
         theme = theme_named(name)
         self.prefs.theme = theme.name
         self.view.apply_theme(theme)
-        if self._shown is not None:
-            self._show_summary(self._shown)
+        self.runs.refresh_summary()
 
     def zoom(self, step: int) -> None:
-        """Ctrl +/-: one point bigger or smaller; 0 back to the default size."""
-        size = prefs_io.Preferences().font_size if step == 0 else self.view.font_size() + step
-        size = max(MIN_FONT, min(MAX_FONT, size))
-        self.view.set_font_size(size)
-        self.prefs.font_size = size
+        """Ctrl +/-: the whole window one level (about 10 %) bigger or smaller; 0 back to 100 %."""
+        percent = zoom_levels.step(self.view.zoom_percent(), step)
+        self.view.set_zoom(percent)
+        self.view.show_message(f"Zoom {percent} %")
+        self.prefs.zoom = percent
 
     def _limits_changed(self) -> None:
         self.prefs.limits = {k: v for k, v in self.view.limit_texts().items() if v.strip()}
 
     def save_settings(self) -> None:
-        self.prefs.snippet = self.view.code()
+        self.prefs.snippet = self.document.text_to_remember()
         self._limits_changed()
         prefs_io.save(self._store, self.prefs)
 
@@ -440,20 +338,45 @@ class Controller:
                     found.append(Diagnostic(name=f"{backend.name} backend", ok=True, detail="registered"))
             return found
 
-        diagnostics = await asyncio.to_thread(diagnose)
+        diagnostics = await in_daemon_thread(diagnose)  # a hung daemon's probe must not hold up quitting
         if not self._closed:
             self.view.show_backends(rows, diagnostics)
 
     # -- shutdown --------------------------------------------------------------
 
+    def _guests_outside_this_process(self) -> bool:
+        """True when a run, session or service may live outside this process (a container): it must be stopped."""
+        used = {self.runs.backend if self.runs.running else None, *self.repl.backends_used(),
+                self.service.backend_in_use()}
+        return any(name is not None and name not in IN_PROCESS_BACKENDS for name in used)
+
     async def shutdown(self) -> None:
-        """Stop the run and the REPL, close every session and the sandbox. Idempotent."""
+        """Stop the run, the service and the REPL, close every session and the sandbox. Idempotent.
+
+        Guests in containers are always waited for. In-process (Wasm) work
+        gets ``QUIT_GRACE``: a cancelled run stops within an epoch tick, but a
+        first-time compile cannot be interrupted, and waiting for it made
+        quitting take seconds. Its guest never starts (the run was
+        cancelled); the worker is a daemon thread that ends with the process.
+        ``abandoned_work`` says whether that happened.
+        """
         if self._closed:
             return
         self._closed = True
         self.repl.closed = True
         self.service.closed = True
+        self.runs.closed = True
+        self.document.close()
+        outside = self._guests_outside_this_process()
+        stopping = asyncio.ensure_future(self._stop_everything())
+        done, _ = await asyncio.wait({stopping}, timeout=None if outside else QUIT_GRACE)
+        if not done:
+            self.abandoned_work = True
+            log.info("quitting without waiting for in-process work that is still ending (e.g. a first-time compile)")
+            self._left_behind = stopping  # keep a reference: it finishes (or dies with the process) on its own
+        self.sandbox.close()
+
+    async def _stop_everything(self) -> None:
         await self._tasks.cancel_all()
         await self.service.shutdown()
         await self.repl.shutdown()
-        self.sandbox.close()

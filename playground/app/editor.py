@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -92,6 +92,12 @@ class CodeEditor(QPlainTextEdit):
 
     def font_size(self) -> int:
         return self.font().pointSize()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # zoom sets the font directly: keep tabs and gutter in step
+            self.set_indent(self._indent)
+            self._update_margins()
 
     # -- gutter -----------------------------------------------------------
 

@@ -31,6 +31,7 @@ def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> in
     from playground.app.excepthook import install_excepthook
     from playground.app.gc_guard import GuiThreadCollector
     from playground.app.main_window import MainWindow
+    from playground.app.recovery import RecoveryStore
     from playground.app.resources import resource_path
 
     if QApplication.instance() is None:
@@ -58,7 +59,7 @@ def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> in
         window = MainWindow()
         restore_hook = install_excepthook(window.show_message)
         sandbox = make_sandbox()
-        controller = Controller(sandbox, window, settings.user_store())
+        controller = Controller(sandbox, window, settings.user_store(), RecoveryStore(settings.recovery_dir()))
         controller.bind(window)
         window.closing.connect(closed.set)
         controller.start()

@@ -1,7 +1,9 @@
 """``MainWindow``: the view. It lays widgets out, offers ``connect_*`` hooks and ``show``-style setters.
 
 It holds no sandbox logic: the ``Controller`` decides what Run, Stop,
-Open and the REPL do and calls back into the setters here.
+Open and the REPL do and calls back into the setters here. The actions and
+menus are built by ``menus``, the dialogs by ``dialogs``; the Help menu
+(shortcuts, About) is answered here, as it needs no controller.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -19,25 +21,26 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QMenu,
     QPushButton,
     QSplitter,
     QTabWidget,
     QWidget,
 )
 
+from playground.app import dialogs, zoom
 from playground.app.backends_panel import BackendsPanel, LanguageRow
+from playground.app.dialogs import Answer
 from playground.app.editor import CodeEditor
 from playground.app.files_panel import FilesPanel
 from playground.app.highlighter import Highlighter
-from playground.app.input_line import InputLine, with_input_line
 from playground.app.limits_panel import LimitsPanel
+from playground.app.menus import build_menus
 from playground.app.output_buffer import OutputBuffer
 from playground.app.output_view import OutputView
 from playground.app.repl_pane import ReplPane
 from playground.app.service_pane import ServicePane
-from playground.app.themes import LIGHT, THEMES, Theme, apply_theme
-from playground.core import DEFAULT_LIMITS, Diagnostic, InputStream, Limits
+from playground.app.themes import LIGHT, Theme, apply_theme
+from playground.core import DEFAULT_LIMITS, Diagnostic, Limits
 from playground.core.guest_text import escape
 
 
@@ -66,11 +69,12 @@ class MainWindow(QMainWindow):
         self.resize(1200, 780)
         self._theme = LIGHT
         self._updating_language = False
+        self._zoom = zoom.DEFAULT
+        self._confirm_close: Callable[[], bool] | None = None
 
         self.editor = CodeEditor()
         self.highlighter = Highlighter(self.editor.document(), style=LIGHT.pygments_style)
         self.output = OutputView()
-        self.input_line = InputLine()
         self.limits = LimitsPanel(defaults)
         self.files = FilesPanel()
         self.repl = ReplPane()
@@ -106,7 +110,7 @@ class MainWindow(QMainWindow):
 
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(self.editor)
-        left.addWidget(with_input_line(self.output, self.input_line))
+        left.addWidget(self.output)
         left.setStretchFactor(0, 3)
         left.setStretchFactor(1, 2)
         self.tabs = QTabWidget()
@@ -123,64 +127,23 @@ class MainWindow(QMainWindow):
         main.setSizes([700, 480])
         self.setCentralWidget(main)
 
-        self._build_actions()
-        self.statusBar().showMessage("Ready")
-
-    # -- actions and menus --------------------------------------------------
-
-    def _action(self, text: str, shortcuts: Sequence[QKeySequence | QKeySequence.StandardKey | str] = (),
-                menu: QMenu | None = None) -> QAction:
-        action = QAction(text, self)
-        if shortcuts:
-            action.setShortcuts([QKeySequence(s) for s in shortcuts])
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        self.addAction(action)
-        if menu is not None:
-            menu.addAction(action)
-        return action
-
-    def _build_actions(self) -> None:
-        menus = self.menuBar()
-        file_menu = menus.addMenu("&File")
-        self.new_action = self._action("&New", [QKeySequence.StandardKey.New], file_menu)
-        self.open_action = self._action("&Open…", [QKeySequence.StandardKey.Open], file_menu)
-        self.save_action = self._action("&Save", [QKeySequence.StandardKey.Save], file_menu)
-        self.save_as_action = self._action("Save &As…", [QKeySequence.StandardKey.SaveAs], file_menu)
-        file_menu.addSeparator()
-        self.add_inputs_action = self._action("Add Files for the Program…", [], file_menu)
-        file_menu.addSeparator()
-        quit_action = self._action("&Quit", [QKeySequence.StandardKey.Quit], file_menu)
-        quit_action.triggered.connect(self.close)
-
-        run_menu = menus.addMenu("&Run")
-        self.run_action = self._action("&Run", ["Ctrl+Return", "Ctrl+Enter", "F5"], run_menu)
-        self.stop_action = self._action("&Stop", ["Escape"], run_menu)
-        self.stop_action.setEnabled(False)
-        run_menu.addSeparator()
-        self.serve_action = self._action("Ser&ve as a Web App", ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], run_menu)
-        self.serve_action.setToolTip("Run the program as a server in the sandbox and open it in the Service tab")
+        actions = self.menu_actions = build_menus(self)
+        self.new_action, self.open_action, self.save_action = actions.new, actions.open, actions.save
+        self.save_as_action, self.add_inputs_action = actions.save_as, actions.add_inputs
+        self.run_action, self.stop_action, self.serve_action = actions.run, actions.stop, actions.serve
+        self.examples_menu = actions.examples_menu
+        self.theme_group, self.theme_actions = actions.theme_group, actions.themes
+        self.zoom_in_action, self.zoom_out_action = actions.zoom_in, actions.zoom_out
+        self.zoom_reset_action = actions.zoom_reset
         self.run_button.clicked.connect(self.run_action.trigger)
         self.stop_button.clicked.connect(self.stop_action.trigger)
-
-        self.examples_menu = menus.addMenu("&Examples")
-
-        view_menu = menus.addMenu("&View")
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[str, QAction] = {}
-        for theme in THEMES.values():
-            action = self._action(f"{theme.title} theme", [], view_menu)
-            action.setCheckable(True)
-            action.setData(theme.name)
-            self.theme_group.addAction(action)
-            self.theme_actions[theme.name] = action
-        view_menu.addSeparator()
-        self.zoom_in_action = self._action("Zoom &In", ["Ctrl++", "Ctrl+="], view_menu)
-        self.zoom_out_action = self._action("Zoom &Out", ["Ctrl+-"], view_menu)
-        self.zoom_reset_action = self._action("&Reset Zoom", ["Ctrl+0"], view_menu)
-        view_menu.addSeparator()
-        for index, name in enumerate(("Limits", "Files", "REPL", "Backends", "Service")):
-            action = self._action(f"Show {name}", [f"Alt+{index + 1}"], view_menu)
+        for index, action in enumerate(actions.show_tab):
             action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+        actions.shortcuts.triggered.connect(lambda: self.shortcuts_dialog().exec())
+        actions.about.triggered.connect(lambda: dialogs.about_box(self).exec())
+        self.editor.document().modificationChanged.connect(self.setWindowModified)
+        self.set_document_title("")
+        self.statusBar().showMessage("Ready")
 
     # -- connecting (the controller calls these once) ----------------------
 
@@ -195,13 +158,22 @@ class MainWindow(QMainWindow):
 
         self.language.currentIndexChanged.connect(on_change)
 
-    def connect_files(self, *, new: Callable[[], None], open_: Callable[[str], None], save: Callable[[], None],
-                      save_as: Callable[[str], None]) -> None:
+    def connect_files(self, *, new: Callable[[], None], open_: Callable[[], None], dropped: Callable[[str], None],
+                      save: Callable[[], object], save_as: Callable[[], object], edited: Callable[[], None],
+                      confirm_close: Callable[[], bool]) -> None:
+        """File commands; ``edited`` hears every change of the text; ``confirm_close`` may veto closing."""
         self.new_action.triggered.connect(new)
-        self.open_action.triggered.connect(lambda: self._ask_open(open_))
+        self.open_action.triggered.connect(open_)
         self.save_action.triggered.connect(save)
-        self.save_as_action.triggered.connect(lambda: self._ask_save_as(save_as))
-        self.editor.fileDropped.connect(open_)
+        self.save_as_action.triggered.connect(save_as)
+        self.editor.fileDropped.connect(dropped)
+
+        def changed(_at: int, removed: int, added: int) -> None:
+            if removed or added:  # not a formatting-only change
+                edited()
+
+        self.editor.document().contentsChange.connect(changed)
+        self._confirm_close = confirm_close
 
     def connect_inputs(self, *, add: Callable[[list[str], str], None],
                        remove: Callable[[list[tuple[str, str]]], None], save_out: Callable[[str, str], None]) -> None:
@@ -255,15 +227,24 @@ class MainWindow(QMainWindow):
 
     # -- dialogs (return None when cancelled) -----------------------------
 
-    def _ask_open(self, open_: Callable[[str], None]) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a file")
-        if path:
-            open_(path)
+    def ask_unsaved(self, name: str, doing: str) -> Answer:
+        return dialogs.ask_unsaved(self, name, doing)
 
-    def _ask_save_as(self, save_as: Callable[[str], None]) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save as")
-        if path:
-            save_as(path)
+    def ask_open_path(self) -> str | None:
+        return dialogs.ask_open_path(self)
+
+    def ask_save_path(self, suggested: str) -> str | None:
+        return dialogs.ask_save_path(self, suggested)
+
+    def shortcuts_dialog(self) -> dialogs.ShortcutsDialog:
+        """Help > Keyboard Shortcuts, read from the menus now (plus the keys of the REPL input)."""
+        extra = [dialogs.ShortcutRow("REPL input", "Run the input", ("Return",)),
+                 dialogs.ShortcutRow("REPL input", "New line", ("Shift+Return",)),
+                 dialogs.ShortcutRow("REPL input", "Previous / next input", ("Up", "Down")),
+                 dialogs.ShortcutRow("REPL input", "Interrupt", ("Esc",))]
+        dialog = dialogs.ShortcutsDialog(self.menuBar(), extra, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        return dialog
 
     def _ask_inputs(self, add: Callable[[list[str], str], None]) -> None:
         place = self.files.destination()
@@ -318,16 +299,22 @@ class MainWindow(QMainWindow):
 
     def set_code(self, text: str) -> None:
         self.editor.setPlainText(text)
-        self.editor.document().setModified(False)
+        self.set_code_modified(False)
 
     def code_modified(self) -> bool:
         return self.editor.document().isModified()
 
+    def set_code_modified(self, modified: bool) -> None:
+        self.editor.document().setModified(modified)
+        # setPlainText clears the flag without emitting modificationChanged(False): keep the title in step here
+        self.setWindowModified(modified)
+
     def mark_saved(self) -> None:
-        self.editor.document().setModified(False)
+        self.set_code_modified(False)
 
     def set_document_title(self, name: str) -> None:
-        self.setWindowTitle(f"{name} — Sandbox Playground" if name else "Sandbox Playground")
+        """``name — Sandbox Playground``; Qt shows ``[*]`` as "*" while the buffer has unsaved changes."""
+        self.setWindowTitle(f"[*]{name or 'Untitled'} — Sandbox Playground")
 
     def set_running(self, running: bool) -> None:
         self.run_action.setEnabled(not running)
@@ -335,20 +322,21 @@ class MainWindow(QMainWindow):
         self.stop_action.setEnabled(running)
         self.stop_button.setEnabled(running)
 
-    def start_input(self, buffer: OutputBuffer) -> tuple[bytes | None, InputStream | None]:
-        return self.input_line.start_run(buffer)
-
-    def end_input(self) -> None:
-        self.input_line.end_run()
-
     def begin_output(self, buffer: OutputBuffer, summary_html: str) -> None:
         self.output.begin(buffer, summary_html)
+
+    def reveal_first_error(self) -> None:
+        self.output.reveal_first_error()
 
     def set_summary(self, summary_html: str) -> None:
         self.output.set_summary(summary_html)
 
     def show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
+
+    def show_notice(self, text: str) -> None:
+        """A status message that stays until the next one (news the user must not miss)."""
+        self.statusBar().showMessage(text)
 
     def limit_texts(self) -> dict[str, str]:
         return self.limits.texts()
@@ -387,15 +375,27 @@ class MainWindow(QMainWindow):
         self.service.set_theme(theme)
 
     def set_font_size(self, size: int) -> None:
-        self.editor.set_font_size(size)
-        self.output.set_font_size(size)
-        self.repl.set_font_size(size)
-        self.service.set_font_size(size)
+        """The code panes' font size at 100 % zoom."""
+        for widget in (self.editor, self.output.text, self.repl.transcript, self.repl.input, self.service.logs.text):
+            zoom.set_base_size(widget, size, self._zoom)
 
     def font_size(self) -> int:
+        """The editor's font size as shown (zoom included)."""
         return self.editor.font_size()
 
+    def set_zoom(self, percent: int) -> None:
+        """Scale the whole window (every font, the served page) to ``percent``."""
+        self._zoom = percent
+        zoom.apply_zoom(self, percent)
+        self.service.set_zoom(percent)
+
+    def zoom_percent(self) -> int:
+        return self._zoom
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._confirm_close is not None and not self._confirm_close():
+            event.ignore()  # the user chose Cancel, or the save failed: nothing is lost
+            return
         self.closing.emit()
         self.highlighter.close()
         self.service.release_browser()

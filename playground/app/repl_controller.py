@@ -61,6 +61,7 @@ class ReplController:
         self._task: asyncio.Task[None] | None = None
         self._running: Session | None = None
         self._interrupting = False
+        self._backends: set[str] = set()
 
     @property
     def busy(self) -> bool:
@@ -117,6 +118,10 @@ class ReplController:
         if not self.busy:
             self._task = self._tasks.spawn(self._reset(language))
 
+    def backends_used(self) -> set[str]:
+        """Every backend a session of this pane was started on (or is starting on), for the quit logic."""
+        return set(self._backends)
+
     async def shutdown(self) -> None:
         self.closed = True
         await self.sessions.shutdown()
@@ -135,6 +140,9 @@ class ReplController:
             self.view.append(f"Not run: {exc}", "stderr")
             return None
         self.view.set_status("starting a session…")
+        backend = self.sandbox.session_status(language).backend
+        if backend is not None:
+            self._backends.add(backend)
         try:
             session = await self.sessions.create(language, SessionConfig(auto_restart=True, limits=limits))
         except SandboxError as exc:  # Unsupported, BackendUnavailable, TooManySessions

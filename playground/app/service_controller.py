@@ -121,6 +121,13 @@ class ServiceController:
         self._start_task: asyncio.Task[None] | None = None
         self._started_at = 0.0
         self._stop_requested = False
+        self._backend: str | None = None
+
+    def backend_in_use(self) -> str | None:
+        """The backend of the service being started, served or stopped (None when idle), for the quit logic."""
+        if self.service is not None:
+            return self.service.backend
+        return self._backend if self.phase is not Phase.IDLE else None
 
     def _set_phase(self, phase: Phase) -> None:
         self.phase = phase
@@ -145,6 +152,7 @@ class ServiceController:
             return
         self._stop_requested = False
         self.timings = None
+        self._backend = self.sandbox.serve_status(language).backend
         self._set_phase(Phase.STARTING)
         self.view.set_status(f"Starting {language} (guest port {port}, TTL {format_duration(ttl)})…", "running")
         self._start_task = self._tasks.spawn(self._serve(spec, opts, port, ttl))

@@ -1,5 +1,10 @@
 """The Service pane: serve the editor's program, see its page, its output and its remaining TTL.
 
+An address bar reaches every route (GET shows the page, POST shows the
+answer), the access row copies what another client needs (a curl command
+with the token), and the page's blocked requests are listed. An answer
+the browser would only save as a file is fetched and shown as text.
+
 The embedded browser (``web_browser``, QtWebEngine) is created the first
 time the pane is shown or a page is opened, never at start-up: the window
 opens fast, and on a machine without the WebEngine libraries everything
@@ -29,7 +34,9 @@ from PySide6.QtWidgets import (
 from playground.app.output_buffer import OutputBuffer
 from playground.app.output_view import OutputView
 from playground.app.request_policy import ProxyTarget
+from playground.app.service_client import Reply, ServiceClient, is_html, reply_html
 from playground.app.service_controller import DEFAULT_PORT, DEFAULT_TTL, Phase
+from playground.app.service_tools import AccessRow, AddressBar, BlockedList
 from playground.app.themes import LIGHT, Theme
 
 if TYPE_CHECKING:
@@ -38,6 +45,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TICK_MS = 250
+#: HTML answers up to this size are shown as pages (``setHtml`` refuses more than 2 MB); larger ones as text.
+MAX_PAGE_HTML = 1_500_000
 
 
 def countdown(seconds: float) -> str:
@@ -99,20 +108,42 @@ class ServicePane(QWidget):
         self._page_layout.addWidget(self.placeholder)
         self.logs = OutputView()
         self.logs.set_summary("Guest output")
+        self.blocked = BlockedList()
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self.logs)
+        bottom.addWidget(self.blocked)
+        bottom.setStretchFactor(0, 3)
+        bottom.setStretchFactor(1, 2)
         self.splitter = split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.page_area)
-        split.addWidget(self.logs)
+        split.addWidget(bottom)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         split.setSizes([450, 150])  # the page gets the room; the log is a strip below it
 
+        self.address = AddressBar()
+        self.address.sendRequested.connect(self.send_request)
+        self.answer = QLabel("")
+        self.answer.setObjectName("serviceAnswer")
+        self.answer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.access = AccessRow()
+        self.client = ServiceClient(self)
+        self.client.finished.connect(self._show_reply)
+
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.status)
+        layout.addWidget(self.address)
+        layout.addWidget(self.answer)
         layout.addWidget(split, 1)
+        layout.addWidget(self.access)
 
         self.browser: ServiceBrowser | None = None
         self.browser_error: str | None = None
+        self._target: ProxyTarget | None = None
+        self._url = ""
+        self._zoom = 1.0
+        self._download_note = ""
         self._theme = LIGHT
         self._deadline: float | None = None
         self._timer = QTimer(self)
@@ -142,6 +173,10 @@ class ServicePane(QWidget):
             return None
         self.browser = ServiceBrowser(self.page_area)
         self.browser.loadFinished.connect(self.pageLoaded)
+        self.browser.interceptor.requestBlocked.connect(self.blocked.add)
+        self.browser.downloadIntercepted.connect(self._fetch_download)
+        self.browser.pathChanged.connect(self.address.show_path)
+        self.browser.set_zoom(self._zoom)
         self.placeholder.hide()
         self._page_layout.addWidget(self.browser)
         self.browser.show_html(self._message_html("The served page appears here."))
@@ -195,6 +230,12 @@ class ServicePane(QWidget):
         self.logs.begin(buffer, "Guest output")
 
     def open_page(self, url: str, target: ProxyTarget) -> bool:
+        """A service is up at ``url``: show it, and offer the address bar and the access row."""
+        self._url, self._target = url.rstrip("/"), target
+        self.address.setEnabled(True)
+        self.access.set_service(url, target.token)
+        self.blocked.clear()
+        self.answer.setText("")
         browser = self.ensure_browser()
         if browser is None:
             return False
@@ -202,8 +243,48 @@ class ServicePane(QWidget):
         return True
 
     def close_page(self, reason: str) -> None:
+        """The service ended: forget its URL and token; the page says ``reason``."""
+        self._url, self._target = "", None
+        self.client.abort()
+        self.address.setEnabled(False)
+        self.access.set_service("", "")
         if self.browser is not None:
             self.browser.show_html(self._message_html(reason))
+
+    # -- the address bar ---------------------------------------------------------
+
+    def send_request(self, method: str, path: str, body: str) -> None:
+        """GET: the page goes there. POST: the pane sends it and shows the answer."""
+        if self._target is None:
+            self.answer.setText("No service is running: press Serve first.")
+            return
+        url = self._url + path
+        self.access.set_request(method, path, body)
+        if method == "GET" and self.browser is not None:
+            self.answer.setText(f"GET {path} → shown below")
+            self.browser.open(url, self._target)
+            return
+        self.answer.setText(f"{method} {path} → waiting for the answer…")
+        self._download_note = ""
+        self.client.send(method, url, self._target, body.encode("utf-8"))
+
+    def _fetch_download(self, url: str) -> None:
+        """The browser would have saved ``url``'s answer as a file: fetch it and show it as text."""
+        if self._target is None:
+            return
+        self._download_note = ("The browser would only have saved this answer as a file (it has no displayable "
+                               "Content-Type), so it was requested again and is shown as text.")
+        self.client.send("GET", url, self._target)
+
+    def _show_reply(self, reply: Reply) -> None:
+        self.answer.setText(reply.headline())
+        note, self._download_note = self._download_note, ""
+        if self.browser is None or self._target is None:
+            return
+        if is_html(reply) and reply.status and not note and len(reply.body) <= MAX_PAGE_HTML:
+            self.browser.show_page(reply.body.decode("utf-8", "replace"), reply.url, self._target)
+        else:
+            self.browser.show_html(reply_html(reply, self._theme, note))
 
     # -- look ----------------------------------------------------------------
 
@@ -213,6 +294,12 @@ class ServicePane(QWidget):
 
     def set_font_size(self, size: int) -> None:
         self.logs.set_font_size(size)
+
+    def set_zoom(self, percent: int) -> None:
+        """The window's zoom applies to the served page too."""
+        self._zoom = percent / 100
+        if self.browser is not None:
+            self.browser.set_zoom(self._zoom)
 
     def _tick(self) -> None:
         if self._deadline is not None:

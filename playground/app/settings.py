@@ -11,8 +11,9 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QStandardPaths
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,8 @@ class Preferences:
 
     language: str = "python"
     theme: str = "light"
-    font_size: int = 11
+    font_size: int = 11  # the code panes' size at 100 % zoom
+    zoom: int = 100  # the whole window, in percent (see ``zoom.LEVELS``)
     snippet: str = ""
     limits: dict[str, str] = field(default_factory=dict)
 
@@ -34,6 +36,15 @@ class Preferences:
 def user_store() -> QSettings:
     """The user's native settings store for this application."""
     return QSettings(ORGANIZATION, APPLICATION)
+
+
+def recovery_dir() -> Path:
+    """Where unsaved buffers are kept for crash recovery: the app's data dir (``$XDG_DATA_HOME`` honoured).
+
+    Call after the QApplication has its organization and application names.
+    """
+    location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
+    return Path(location) / "recovery"
 
 
 def load(store: QSettings) -> Preferences:
@@ -45,7 +56,7 @@ def load(store: QSettings) -> Preferences:
         raw = store.value(f.name)
         try:
             value: object
-            if f.name == "font_size":
+            if f.name in ("font_size", "zoom"):
                 value = int(str(raw))
             elif f.name == "limits":
                 decoded = json.loads(str(raw))

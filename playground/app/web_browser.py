@@ -17,6 +17,7 @@ from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QObject, QUrl, Signal
 from PySide6.QtWebEngineCore import (
+    QWebEngineDownloadRequest,
     QWebEnginePage,
     QWebEngineProfile,
     QWebEngineSettings,
@@ -42,6 +43,15 @@ class RequestInfo(Protocol):
     def block(self, shouldBlock: bool) -> None: ...
 
 
+def resource_kind(info: QWebEngineUrlRequestInfo | RequestInfo) -> str:
+    """``image``, ``script``, ``xhr``... from Qt's resource type (``request`` when a fake has none)."""
+    kind = getattr(info, "resourceType", None)
+    if kind is None:
+        return "request"
+    name = getattr(kind(), "name", "")
+    return name.removeprefix("ResourceType").lower() or "request"
+
+
 class TokenInterceptor(QWebEngineUrlRequestInterceptor):
     """Adds ``Authorization: Bearer <token>`` for the proxy's exact host:port; blocks other network requests.
 
@@ -50,6 +60,9 @@ class TokenInterceptor(QWebEngineUrlRequestInterceptor):
     the new target, never a mix. With no target everything but local
     content is blocked and no token is sent anywhere.
     """
+
+    #: A request was blocked: its URL (no user info, no query) and what kind of resource it was.
+    requestBlocked = Signal(str, str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,16 +92,22 @@ class TokenInterceptor(QWebEngineUrlRequestInterceptor):
             self.blocked.append(f"{url.scheme()}://{url.host()}{port}{url.path()}")  # no user info, no query
             del self.blocked[:-MAX_BLOCKED_SHOWN]
             log.info("service browser blocked a request to %s", self.blocked[-1])
+            self.requestBlocked.emit(self.blocked[-1], resource_kind(info))
 
 
 class ServiceBrowser(QWidget):
     """A web view on a private off-the-record profile. GUI thread only.
 
     ``open`` shows a service (its token goes to that proxy only);
-    ``show_html`` shows a local message and forgets the token.
+    ``show_html`` shows a local message and forgets the token. A response
+    the browser would save as a file (no usable Content-Type) is never
+    written anywhere: the download is cancelled and ``downloadIntercepted``
+    carries its URL, so the pane can show the body instead.
     """
 
     loadFinished = Signal(bool)
+    downloadIntercepted = Signal(str)
+    pathChanged = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,6 +132,10 @@ class ServiceBrowser(QWidget):
             settings.setAttribute(attribute, on)
         self.view.setPage(self.page)
         self.page.loadFinished.connect(self.loadFinished)
+        self.page.urlChanged.connect(self._url_changed)
+        self.page.loadFinished.connect(self._keep_zoom)
+        self._zoom = 1.0
+        self.profile.downloadRequested.connect(self._download_requested)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)
@@ -127,6 +150,35 @@ class ServiceBrowser(QWidget):
         self.interceptor.set_target(None)
         self.page.triggerAction(QWebEnginePage.WebAction.Stop)
         self.page.setHtml(html, QUrl("about:blank"))
+
+    def show_page(self, html: str, url: str, target: ProxyTarget) -> None:
+        """Show a page the pane fetched itself (a POST's HTML answer) as if loaded from ``url``.
+
+        Its relative links, styles and scripts resolve against ``url`` and
+        get the token, exactly as for a page the browser loaded.
+        """
+        self.interceptor.set_target(target)
+        self.page.setHtml(html, QUrl(url))
+
+    def set_zoom(self, factor: float) -> None:
+        """The window's zoom, kept across navigations (Chromium may reset it when the page changes)."""
+        self._zoom = factor
+        self.view.setZoomFactor(factor)
+
+    def _keep_zoom(self, _ok: bool) -> None:
+        if abs(self.view.zoomFactor() - self._zoom) > 0.001:
+            self.view.setZoomFactor(self._zoom)
+
+    def _download_requested(self, download: QWebEngineDownloadRequest) -> None:
+        url = download.url().toString()
+        download.cancel()  # nothing the guest sends is written to the host's disk
+        log.info("service browser: showing %s instead of downloading it (%s)", url, download.mimeType())
+        self.downloadIntercepted.emit(url)
+
+    def _url_changed(self, url: QUrl) -> None:
+        if url.scheme() in ("http", "https"):
+            query = f"?{url.query()}" if url.hasQuery() else ""
+            self.pathChanged.emit((url.path() or "/") + query)
 
     def url(self) -> str:
         return self.page.url().toString()

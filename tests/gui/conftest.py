@@ -26,6 +26,7 @@ from pytestqt.qtbot import QtBot
 from playground.app.controller import Controller
 from playground.app.gc_guard import GuiThreadCollector
 from playground.app.main_window import MainWindow
+from playground.app.recovery import RecoveryStore
 from playground.app.webengine_env import prepare_webengine_env
 from playground.assembly import default_sandbox
 from playground.core import Sandbox
@@ -105,14 +106,19 @@ class Playground:
         return QTextDocumentFragment.fromHtml(self.window.output.summary.text()).toPlainText()
 
 
-def make_playground(qtbot: QtBot, store: Path, sandbox: Sandbox) -> Playground:
+def make_playground(qtbot: QtBot, store: Path, sandbox: Sandbox, recovery: Path | None = None) -> Playground:
+    """A window and its controller; settings in ``store``, crash copies in ``recovery`` (default: beside it)."""
     window = MainWindow(defaults=sandbox.default_limits)
-    qtbot.addWidget(window)
-    controller = Controller(sandbox, window, QSettings(str(store), QSettings.Format.IniFormat))
+    # pytest-qt closes the window after the test: a test's leftover edits must not open a modal prompt then
+    qtbot.addWidget(window, before_close_func=lambda w: w.set_code_modified(False))
+    controller = Controller(sandbox, window, QSettings(str(store), QSettings.Format.IniFormat),
+                            RecoveryStore(recovery or store.parent / "recovery"))
     controller.bind(window)
     controller.start()
     window.show()
     qtbot.waitExposed(window)
+    window.activateWindow()  # window-wide shortcuts need the active window
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
     return Playground(window, controller, qtbot)
 
 
@@ -135,6 +141,7 @@ def playground_factory(
     yield make
     for pg in made:
         if shiboken6.isValid(pg.window):  # pytest-qt may have deleted it already
+            pg.window.set_code_modified(False)  # a test's leftover edits must not open a modal prompt here
             pg.window.close()
         pg.wait(pg.controller.shutdown())
 
@@ -149,3 +156,52 @@ def save_artifact(widget: Any, name: str) -> Path:
     path = ARTIFACTS / name
     assert widget.grab().save(str(path)), f"could not save {path}"
     return path
+
+
+class ModalAnswer:
+    """Answers the next modal dialog called ``name`` by calling ``respond`` on it, as a user would.
+
+    Polls from a timer (the dialog runs its own event loop); gives up after
+    ``timeout`` seconds so a dialog that never comes cannot be answered in a
+    later test. ``seen`` holds the dialog's text once it was shown.
+    """
+
+    def __init__(self, name: str, respond: Callable[[Any], None], *, screenshot: str = "",
+                 timeout: float = 10.0) -> None:
+        import time
+
+        from PySide6.QtCore import QTimer
+
+        self.name = name
+        self.seen: list[str] = []
+        self._respond = respond
+        self._screenshot = screenshot
+        self._deadline = time.monotonic() + timeout
+        self._timer = QTimer()
+        self._timer.setInterval(20)
+        self._timer.timeout.connect(self._poll)
+        self._timer.start()
+
+    def _poll(self) -> None:
+        import time
+
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        widget = QApplication.activeModalWidget()
+        if widget is not None and widget.objectName() == self.name:
+            self._timer.stop()
+            text = widget.text() + "\n" + widget.informativeText() if isinstance(widget, QMessageBox) else ""
+            self.seen.append(text or widget.windowTitle())
+            if self._screenshot:
+                save_artifact(widget, self._screenshot)
+            self._respond(widget)
+        elif time.monotonic() > self._deadline:
+            self._timer.stop()
+
+    def cancel(self) -> None:
+        self._timer.stop()
+
+
+def click(button: Any) -> Callable[[Any], None]:
+    """A ``respond`` for ``ModalAnswer``: click a QMessageBox's standard ``button``."""
+    return lambda box: box.button(button).click()

@@ -36,10 +36,11 @@ def test_preferences_survive_a_restart(playground_factory: Callable[[], Playgrou
     first.window.set_code("-- my snippet")
     first.window.close()  # saves
     stored = QSettings(str(settings_file), QSettings.Format.IniFormat)
-    assert set(stored.allKeys()) >= {"theme", "font_size", "limits", "snippet"}
+    assert set(stored.allKeys()) >= {"theme", "zoom", "limits", "snippet"}
     second = playground_factory()
     assert second.window.theme().name == "dark"
-    assert second.window.font_size() == prefs_io.Preferences().font_size + 2
+    assert second.window.zoom_percent() == 120  # two steps of the whole window's zoom
+    assert second.window.font_size() == round(prefs_io.Preferences().font_size * 1.2)
     assert second.window.limit_texts()["memory"] == "64M" and second.window.limit_texts()["wall_time"] == "3s"
     assert second.window.code() == "-- my snippet"
     assert second.window.current_language() == "lua"
@@ -50,20 +51,9 @@ def test_only_changed_settings_are_saved(settings_file: Path) -> None:
     prefs_io.save(store, prefs_io.Preferences())
     assert store.allKeys() == []
     store.setValue("font_size", "huge")
+    store.setValue("zoom", "big")
     assert prefs_io.load(store).font_size == prefs_io.Preferences().font_size
-
-
-def test_font_zoom_with_the_keyboard(playground: Playground) -> None:
-    window = playground.window
-    size = window.font_size()
-    playground.qtbot.keyClick(window.editor, Qt.Key.Key_Plus, Qt.KeyboardModifier.ControlModifier)
-    assert window.font_size() == size + 1
-    assert window.output.text.font().pointSize() == size + 1
-    playground.qtbot.keyClick(window.editor, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
-    playground.qtbot.keyClick(window.editor, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
-    assert window.font_size() == size - 1
-    playground.qtbot.keyClick(window.editor, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
-    assert window.font_size() == prefs_io.Preferences().font_size
+    assert prefs_io.load(store).zoom == prefs_io.Preferences().zoom
 
 
 def test_open_and_save_a_file(playground: Playground, tmp_path: Path) -> None:

@@ -1,0 +1,192 @@
+"""``RunController``: Run and Stop for the editor's program, its live output and the summary line.
+
+A run is one ``Sandbox.run`` on the qasync loop (the backend works in its
+own threads). Before it starts, a program that is a web server (see
+``server_hint``) gets "this is a server: use Serve" at once instead of a
+10 s wait for a timeout; pressing Run again on the same code runs it anyway.
+When a run fails, the output pane scrolls its first error line into view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from playground.app.output_buffer import OutputBuffer
+from playground.app.run_summary import Summary, human_duration, summarize_limit, summarize_result, summary_html
+from playground.app.server_hint import server_evidence
+from playground.app.tasks import BackgroundTasks
+from playground.app.themes import Theme
+from playground.core import InvalidLimits, LimitExceeded, Limits, Result, Sandbox, SandboxError, Spec
+
+log = logging.getLogger(__name__)
+
+#: Summary kinds after which the output pane shows the first error line.
+FAILED_KINDS = frozenset({"failed", "limit", "error"})
+
+
+class RunView(Protocol):
+    """What runs need from the window (``MainWindow`` provides it)."""
+
+    def current_language(self) -> str: ...
+    def code(self) -> str: ...
+    def begin_output(self, buffer: OutputBuffer, summary_html: str) -> None: ...
+    def set_summary(self, summary_html: str) -> None: ...
+    def reveal_first_error(self) -> None: ...
+    def set_running(self, running: bool) -> None: ...
+    def show_out_files(self, files: Mapping[str, bytes]) -> None: ...
+    def show_tab(self, name: str) -> None: ...
+    def theme(self) -> Theme: ...
+
+
+class RunController:
+    """At most one run at a time. GUI thread only.
+
+    ``make_spec(language, code, limits)`` builds the run's ``Spec`` (the
+    caller adds the /in and /work files); ``status_text(language)`` says
+    why a language cannot run.
+    """
+
+    def __init__(self, sandbox: Sandbox, view: RunView, *, limits: Callable[[], Limits],
+                 make_spec: Callable[[str, str, Limits], Spec], status_text: Callable[[str], str],
+                 tasks: BackgroundTasks) -> None:
+        self.sandbox = sandbox
+        self.view = view
+        self.closed = False
+        self.last_result: Result | None = None
+        self.last_summary: Summary | None = None
+        self.runs_finished = 0
+        self.backend: str | None = None  # where the current (or last) run went
+        self._limits = limits
+        self._make_spec = make_spec
+        self._status_text = status_text
+        self._tasks = tasks
+        self._task: asyncio.Task[None] | None = None
+        self._shown: Summary | None = None
+        self._hinted: tuple[str, str] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def run(self) -> None:
+        """Run the editor's code with the panel's limits. Ignored while a run is going."""
+        if self.running:
+            return
+        try:
+            limits = self._limits()
+        except InvalidLimits as exc:
+            self._refuse(f"Not run: {exc}")
+            self.view.show_tab("limits")
+            return
+        language = self.view.current_language()
+        if not language:
+            self._refuse("Nothing to run with: " + self._status_text(""))
+            return
+        code = self.view.code()
+        if self._server_hint(language, code):
+            return
+        try:
+            spec = self._make_spec(language, code, limits)
+        except SandboxError as exc:
+            self._refuse(f"Not run: {exc}")
+            return
+        buffer = OutputBuffer()
+        self._shown = Summary("running", f"Running {language}…")
+        self.view.begin_output(buffer, self._html(self._shown))
+        self.view.set_running(True)
+        self.backend = self.sandbox.status(language).backend
+        self._task = self._tasks.spawn(self._run(spec, limits, buffer))
+
+    def _server_hint(self, language: str, code: str) -> bool:
+        """Say "use Serve" instead of running a server; True when it did (the second Run in a row runs)."""
+        evidence = server_evidence(language, code)
+        if evidence is None or self._hinted == (language, code):
+            self._hinted = None
+            return False
+        self._hinted = (language, code)
+        serve = self.sandbox.serve_status(language)
+        how = ("Use Serve (Ctrl+Shift+Enter, or Serve in the Service tab): it runs the program in the sandbox and "
+               "opens its page there." if serve.backend is not None else
+               f"Serve could run it, but not here: {serve.why_not}")
+        buffer = OutputBuffer()
+        buffer.note(f"This program is a web server: it {evidence}. Run waits for a program to end, and a server "
+                    f"never ends, so it would only time out.\n{how}\nTo run it as a plain program anyway, press "
+                    "Run again.")
+        buffer.finish()
+        summary = Summary("hint", "This is a server: use Serve (Ctrl+Shift+Enter). Press Run again to run it anyway.")
+        self.last_summary = self._shown = summary
+        self.view.begin_output(buffer, self._html(summary))
+        return True
+
+    def stop(self) -> None:
+        """Cancel the running guest (the core stops it promptly). Idempotent."""
+        if self.running:
+            assert self._task is not None
+            self._task.cancel()
+            self._show_summary(Summary("stopped", "Stopping…"))
+
+    def refresh_summary(self) -> None:
+        """Show the summary again (the theme's colours changed)."""
+        if self._shown is not None:
+            self._show_summary(self._shown)
+
+    def _refuse(self, why: str) -> None:
+        self.last_summary = Summary("error", why)
+        self._show_summary(self.last_summary)
+
+    def _show_summary(self, summary: Summary) -> None:
+        self._shown = summary
+        self.view.set_summary(self._html(summary))
+
+    async def _run(self, spec: Spec, limits: Limits, buffer: OutputBuffer) -> None:
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+
+        def progress(message: str, fraction: float) -> None:  # may be called on a worker thread
+            text = message if fraction < 0 else f"{message} ({fraction:.0%})"
+            try:
+                loop.call_soon_threadsafe(self._show_progress, text)
+            except RuntimeError:  # the loop closed while the window shut down: nobody to tell
+                pass
+
+        result: Result | None = None
+        try:
+            result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress)
+            summary = summarize_result(result)
+        except LimitExceeded as exc:
+            result = exc.result
+            summary = summarize_limit(exc, limits)
+        except asyncio.CancelledError:
+            summary = Summary("stopped", f"Stopped by you after {human_duration(time.monotonic() - started)}.")
+        except SandboxError as exc:
+            summary = Summary("error", str(exc))
+        except Exception as exc:
+            log.exception("run failed")
+            summary = Summary("error", f"internal error: {exc!r}")
+        finally:
+            if result is not None and result.truncated:
+                buffer.note(f"[output truncated at {limits.max_output} bytes]")
+            buffer.finish()
+        self.last_result = result
+        self.last_summary = summary
+        self.runs_finished += 1
+        if not self.closed:
+            self.view.set_running(False)
+            self._show_summary(summary)
+            if summary.kind in FAILED_KINDS:
+                self.view.reveal_first_error()
+            self.view.show_out_files(result.files if result is not None else {})
+
+    def _show_progress(self, text: str) -> None:
+        if self.running and not self.closed:
+            self._show_summary(Summary("running", text))
+
+    def _html(self, summary: Summary) -> str:
+        theme = self.view.theme()
+        colours = {"ok": theme.ok, "failed": theme.error, "limit": theme.note, "stopped": theme.note,
+                   "error": theme.error, "hint": theme.note}
+        return summary_html(summary, colours)
