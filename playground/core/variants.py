@@ -172,7 +172,8 @@ def _normal(name: str) -> str:
 #: Import names whose PyPI distribution is called differently (the common ones).
 _DISTRIBUTIONS: Final = {
     "sklearn": "scikit-learn", "PIL": "pillow", "yaml": "pyyaml", "bs4": "beautifulsoup4", "cv2": "opencv-python",
-    "dateutil": "python-dateutil", "attr": "attrs",
+    "dateutil": "python-dateutil", "attr": "attrs", "slugify": "python-slugify", "dotenv": "python-dotenv",
+    "jwt": "PyJWT", "docx": "python-docx", "pptx": "python-pptx", "pkg_resources": "setuptools",
 }  # fmt: skip
 
 

@@ -20,10 +20,11 @@ def test_requirements_are_parsed_and_checked() -> None:
 def test_only_a_module_no_runtime_has_is_offered() -> None:
     sb = Sandbox(packs=[python.PACK, javascript.PACK])
     failed = Result(exit_code=1, stderr=b"Traceback ...\nModuleNotFoundError: No module named 'slugify.x'\n")
-    assert suggest_package(sb, Spec(lang="python", code=""), failed) == "slugify"
+    assert suggest_package(sb, Spec(lang="python", code=""), failed) == "python-slugify"  # the module: slugify
     yaml = Result(exit_code=1, stderr=b"ModuleNotFoundError: No module named 'yaml'\n")
     assert suggest_package(sb, Spec(lang="python", code=""), yaml) is None  # the scientific runtime has it
-    assert suggest_package(sb, Spec(lang="python", code="", packages=["slugify"]), failed) is None  # asked already
+    asked = Spec(lang="python", code="", packages=["Python_Slugify"])
+    assert suggest_package(sb, asked, failed) is None  # asked for already
     assert suggest_package(sb, Spec(lang="js", code=""), failed) is None  # no packages for JavaScript
     assert suggest_package(sb, Spec(lang="python", code=""), Result(exit_code=0)) is None
 

@@ -127,6 +127,6 @@ def test_the_cli_adds_a_package_and_says_how_when_one_is_missing(
     assert main(["run", "-l", "python", "-e", code, "--pip", SLUGIFY], make_sandbox=make) == 0
     assert capfd.readouterr().out == "a-b\n"
     assert main(["run", "-l", "python", "-e", "import slugify"], make_sandbox=make) == 1
-    assert f"--pip {'slugify'}" in capfd.readouterr().err
+    assert f"--pip {SLUGIFY}" in capfd.readouterr().err  # the module is slugify, the package python-slugify
     assert main(["run", "-l", "python", "-e", "print(1)", "--pip", "orjson"], make_sandbox=make) == 120
     assert "orjson needs native code" in capfd.readouterr().err
