@@ -62,7 +62,9 @@ async def test_node_output_streams_too(sandbox: Sandbox, engine: Engine) -> None
 
 async def test_stdout_and_stderr_keep_their_order(sandbox: Sandbox) -> None:
     arrivals, on_output = recorder()
-    code = 'echo starting; for i in 1 2 3; do echo "err $i" >&2; sleep 0.1; echo "out $i"; sleep 0.1; done\n'
+    # The two streams are two pipes the daemon reads apart: writes a few microseconds apart may swap
+    # (as they may in a terminal); what must hold is the order at the pace of a program and a reader.
+    code = 'echo starting; sleep 0.1; for i in 1 2 3; do echo "err $i" >&2; sleep 0.1; echo "out $i"; sleep 0.1; done\n'
     await sandbox.run(Spec(lang="bash", code=code), on_output=on_output)  # type: ignore[arg-type]
     seen = [(stream.name, line) for _, stream, data in arrivals for line in data.decode().splitlines()]
     assert seen == [
