@@ -34,4 +34,24 @@ if [ "$status" = 5 ]; then
     echo "pytest collected no tests: that is a failure, not a pass" >&2
     exit 1
 fi
+
+# The Docker tier once more, on rootful Podman with Docker absent: a full run as root only (no pytest
+# arguments: a selection stays a selection). Podman gets the same images; the dockerd this script started
+# is stopped, and the tests run where no Docker socket is visible (packaging/podman.sh without-docker),
+# so detection has to find Podman by itself. test_podman.py checks it did.
+if [ "$(id -u)" = 0 ] && [ $# = 0 ]; then
+    echo "== pytest tests/integration/docker on Podman (Docker absent)" >&2
+    podman_start=$SECONDS
+    bash packaging/podman.sh start
+    trap 'bash packaging/podman.sh stop; bash packaging/docker_daemon.sh stop' EXIT
+    bash packaging/podman.sh load bash node python go rust java
+    bash packaging/docker_daemon.sh stop
+    set +e
+    bash packaging/podman.sh without-docker env PLAYGROUND_TEST_EXPECT_ENGINE=podman \
+        .venv/bin/python -m pytest tests/integration/docker
+    podman_status=$?
+    set -e
+    echo "== the Podman pass took $((SECONDS - podman_start))s" >&2
+    [ "$status" != 0 ] || status=$podman_status
+fi
 exit "$status"

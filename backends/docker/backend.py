@@ -77,7 +77,7 @@ from backends.docker import packages
 from backends.docker.control import Cancelled as _Cancelled
 from backends.docker.control import RunControl as _RunControl
 from backends.docker.control import in_worker
-from backends.docker.detect import DaemonProbe, ProbeResult
+from backends.docker.detect import DaemonProbe, ProbeResult, firewall_refusal, network_policy_refusal
 from backends.docker.drivers import no_driver_reason
 from backends.docker.egress import NetAccess, guest_egress
 from backends.docker.engine import (
@@ -209,7 +209,9 @@ class DockerBackend:
                 if version_tuple(api) > version_tuple(MAX_API_VERSION):
                     api = MAX_API_VERSION
                 try:
-                    self._engine = Engine(probe.endpoint.url, timeout=self._api_timeout, version=api)
+                    self._engine = Engine(
+                        probe.endpoint.url, timeout=self._api_timeout, version=api, tls=probe.endpoint.tls
+                    )
                 except EngineError as exc:
                     raise BackendUnavailable(f"docker: {exc}") from exc
                 self._engine_url = probe.endpoint.url
@@ -225,8 +227,9 @@ class DockerBackend:
             if self._isolation is not None and self._isolation[0] == endpoint.url:
                 return self._isolation[1]
         path = endpoint.socket_path
-        if path is None:
-            found = Detection(reason=f"the daemon at {endpoint.url} is not local: cannot firewall its bridges")
+        refused = firewall_refusal(endpoint, probe.info)
+        if refused is not None or path is None:
+            found = Detection(reason=refused or "not a local socket")
         else:
             rootless = "rootless" in endpoint.source.lower() or path.startswith("/run/user/")
             found = detect(rootless=rootless)
@@ -275,7 +278,7 @@ class DockerBackend:
                     progress(message, fraction)
 
             report(f"pulling {image} (first use)", -1.0)
-            puller = Engine(engine.base_url, timeout=self._pull_timeout, version="1.32")
+            puller = Engine(engine.base_url, timeout=self._pull_timeout, version="1.32", tls=engine.tls)
             try:
                 puller.pull(image, report)
             except ImagePullFailed as exc:
@@ -318,8 +321,10 @@ class DockerBackend:
 
     async def _run_with_network(self, request: Request, policy: NetPolicy) -> Outcome:
         pool = self._pool()
-        engine, _, _ = await asyncio.to_thread(self._connected)
-        why = await asyncio.to_thread(self._host_reach_reason)
+        engine, info, probe = await asyncio.to_thread(self._connected)
+        # Podman or a remote daemon: cannot work at all, so PLAYGROUND_DOCKER_ALLOW_HOST_REACH does not apply.
+        refused = network_policy_refusal(probe.endpoint, info) if probe.endpoint is not None else None
+        why = refused or await asyncio.to_thread(self._host_reach_reason)
         if why is not None:
             raise BackendUnavailable(f"docker: {why}")
         firewall = self._host_isolation().firewall

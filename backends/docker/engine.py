@@ -12,6 +12,7 @@ thread that reads it, except ``close()`` which any thread may call.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import ssl
@@ -23,6 +24,7 @@ from typing import Any, Final
 
 import docker  # type: ignore[import-untyped]
 import docker.errors  # type: ignore[import-untyped]
+import docker.tls  # type: ignore[import-untyped]
 import requests
 
 from backends.docker.hostfirewall import BRIDGE_OPTION
@@ -32,6 +34,11 @@ log = logging.getLogger(__name__)
 
 #: API versions below this lack ``ipc_mode="none"`` and ``init``.
 MIN_API_VERSION: Final = "1.32"
+#: Podman (4.3) refuses to force-remove a container that is just stopping ("container state improper"):
+#: ``remove`` tries this many times, a little later each time.
+REMOVE_ATTEMPTS: Final = 5
+#: The memory cgroup's OOM-kill counters, as seen inside a container (cgroup v2, then v1).
+OOM_COUNTER_FILES: Final = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 
 
 class EngineError(Exception):
@@ -60,6 +67,25 @@ class ImagePullFailed(EngineError):
 
 class ContainerGone(EngineError):
     """The container no longer exists (removed by someone else, or auto-removed)."""
+
+
+class EngineTLSError(EngineUnreachable):
+    """The TLS handshake with a ``tcp://`` daemon failed: a certificate was refused on one side or the other."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TLSFiles:
+    """Client-side TLS for a ``tcp://`` daemon (see ``remote``): Docker's ``DOCKER_CERT_PATH`` files.
+
+    ``ca`` signed the daemon's certificate (checked, with its host name or
+    address, when ``verify``); ``cert`` and ``key`` are ours, which a daemon
+    started with ``--tlsverify`` demands.
+    """
+
+    ca: str
+    cert: str
+    key: str
+    verify: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,12 +139,31 @@ def _translated(what: str) -> Iterator[None]:
         raise EngineError(f"{what}: {_describe(exc)}", detail=_describe(exc)) from exc
     except docker.errors.DockerException as exc:
         raise _connection_error(what, exc) from exc
+    except requests.exceptions.SSLError as exc:
+        raise _tls_error(what, exc) from exc
     except PermissionError as exc:
         raise EnginePermissionDenied(f"{what}: permission denied ({exc})", detail=str(exc)) from exc
     except (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError, TimeoutError) as exc:
         raise _connection_error(what, exc) from exc
     except requests.exceptions.RequestException as exc:
         raise EngineError(f"{what}: {exc}", detail=str(exc)) from exc
+
+
+def _tls_error(what: str, exc: BaseException) -> EngineTLSError:
+    """Name the likely cause: the daemon's certificate is not signed by our CA (or not for this host),
+    or the daemon refused ours."""
+    text = str(exc)
+    if "CERTIFICATE_VERIFY_FAILED" in text or "hostname" in text.lower() or "IP address mismatch" in text:
+        cause = (
+            "the daemon's certificate is not signed by the CA in DOCKER_CERT_PATH/ca.pem, "
+            "or not issued for this host name or address"
+        )
+    else:
+        cause = (
+            "the daemon ended the handshake, most likely refusing the client certificate "
+            "(DOCKER_CERT_PATH/cert.pem and key.pem: not signed by the CA the daemon trusts, or expired)"
+        )
+    return EngineTLSError(f"{what}: TLS handshake failed: {cause} ({text})", detail=text)
 
 
 def _connection_error(what: str, exc: BaseException) -> EngineError:
@@ -163,10 +208,19 @@ class Attachment:
         self._closed = False
 
     def send_and_close_stdin(self, data: bytes) -> None:
+        """Write ``data`` and half-close stdin, so the container reads EOF after it.
+
+        Over TLS (a ``tcp://`` daemon) stdin stays open: Python's ``ssl``
+        cannot send its close_notify and keep reading (``shutdown`` drops
+        the TLS layer; ``unwrap`` fails on output still arriving). Nothing we run
+        needs that EOF: ``tar`` stops at the archive's end marker, and the
+        guest's stdin is a file from the archive (see ``wrapper``).
+        """
         try:
             self._sock.settimeout(None)
             self._sock.sendall(data)
-            self._sock.shutdown(socket.SHUT_WR)
+            if not isinstance(self._sock, ssl.SSLSocket):
+                self._sock.shutdown(socket.SHUT_WR)
         except OSError as exc:
             raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
 
@@ -271,10 +325,22 @@ class Engine:
     attach streams are bounded by the caller's own deadline instead.
     """
 
-    def __init__(self, base_url: str, *, timeout: float = 10.0, version: str = MIN_API_VERSION) -> None:
+    def __init__(
+        self, base_url: str, *, timeout: float = 10.0, version: str = MIN_API_VERSION, tls: TLSFiles | None = None
+    ) -> None:
         self.base_url = base_url
+        #: How this engine speaks TLS (None: plain, as for a unix socket); copy it to open another connection.
+        self.tls = tls
         try:
-            self._api: Any = docker.APIClient(base_url=base_url, version=version, timeout=timeout)
+            config: Any = False
+            if tls is not None:
+                config = docker.tls.TLSConfig(
+                    client_cert=(tls.cert, tls.key), ca_cert=tls.ca if tls.verify else None, verify=tls.verify
+                )
+            self._api: Any = docker.APIClient(base_url=base_url, version=version, timeout=timeout, tls=config)
+            # requests lets REQUESTS_CA_BUNDLE (or CURL_CA_BUNDLE) replace the daemon's CA, and HTTP(S)_PROXY
+            # put a proxy between us and the daemon: the connection uses exactly what it was given.
+            self._api.trust_env = False
         except docker.errors.DockerException as exc:
             raise EngineUnreachable(f"cannot use {base_url}: {exc}", detail=str(exc)) from exc
 
@@ -413,21 +479,62 @@ class Engine:
         """Run ``argv`` in the running container (no stdin, output discarded); its exit code.
 
         Waits up to ``timeout`` seconds for it to end (None: still running).
-        Without attached streams ``exec_start`` returns at once, so the end
-        is polled.
+        The exec is attached and its end is the end of its output stream:
+        Podman (4.3) keeps a detached exec "Running" forever, so polling
+        ``exec_inspect`` alone would always wait out the timeout there.
         """
         deadline = time.monotonic() + timeout
         with _translated("exec in the container"):
-            created: Mapping[str, Any] = self._api.exec_create(container, argv, stdout=False, stderr=False)
+            created: Mapping[str, Any] = self._api.exec_create(container, argv, stdout=True, stderr=True)
             exec_id = str(created["Id"])
-            self._api.exec_start(exec_id, detach=True)
+            raw = self._api.exec_start(exec_id, detach=False, socket=True)
+        sock = getattr(raw, "_sock", raw)
+        try:
             while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                sock.settimeout(left)
+                try:
+                    if not sock.recv(1 << 16):
+                        break
+                except TimeoutError:
+                    return None
+                except OSError:
+                    break  # the stream broke: the inspection below says how the process ended
+        finally:
+            with contextlib.suppress(OSError):
+                raw.close()
+        with _translated("exec in the container"):
+            while True:  # Docker may say "Running" for a moment after the stream ended
                 info: Mapping[str, Any] = self._api.exec_inspect(exec_id)
                 if not info.get("Running") and info.get("ExitCode") is not None:
                     return int(info["ExitCode"])
                 if time.monotonic() >= deadline:
                     return None
                 time.sleep(0.005)
+
+    def oom_kills(self, container: str) -> int | None:
+        """How many processes the running container's memory cgroup has OOM-killed (None: cannot tell).
+
+        Why: Podman (4.3, cgroup v1) sets ``State.OOMKilled`` only when the
+        container's main process was the victim, and not even always then;
+        Docker sets it for any victim. Asking the kernel's own counter inside
+        the container (``OOM_COUNTER_FILES``, via ``cat`` in the image) works
+        on both, while the container still runs.
+        """
+        try:
+            with _translated("read the container's OOM counter"):
+                created: Mapping[str, Any] = self._api.exec_create(
+                    container, ["cat", *OOM_COUNTER_FILES], stdout=True, stderr=False
+                )
+                output = self._api.exec_start(str(created["Id"]), detach=False, stream=False)
+        except EngineError:
+            return None
+        text = output.decode("ascii", "replace") if isinstance(output, bytes) else str(output)
+        counts = [int(words[1]) for words in map(str.split, text.splitlines()) if words[:1] == ["oom_kill"]
+                  and len(words) == 2 and words[1].isdigit()]  # fmt: skip
+        return max(counts) if counts else None
 
     def wait(self, container: str, timeout: float) -> int:
         """Wait for the container to stop; return its exit code."""
@@ -448,16 +555,24 @@ class Engine:
         )
 
     def remove(self, container: str) -> None:
-        """Force-remove the container and its anonymous volumes; gone already is fine."""
-        try:
-            with _translated("remove the container"):
-                self._api.remove_container(container, force=True, v=True)
-        except ContainerGone:
-            return
-        except EngineError as exc:
-            if "already in progress" in exc.detail:
+        """Force-remove the container and its anonymous volumes; gone already is fine.
+
+        Podman refuses while the container is between running and stopped
+        ("container state improper"): that is retried (``REMOVE_ATTEMPTS``).
+        """
+        for attempt in range(1, REMOVE_ATTEMPTS + 1):
+            try:
+                with _translated("remove the container"):
+                    self._api.remove_container(container, force=True, v=True)
                 return
-            raise
+            except ContainerGone:
+                return
+            except EngineError as exc:
+                if "already in progress" in exc.detail:
+                    return
+                if "container state improper" not in exc.detail or attempt == REMOVE_ATTEMPTS:
+                    raise
+            time.sleep(0.05 * attempt)
 
     def create_network(
         self,

@@ -179,6 +179,8 @@ def session_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[
 #: The capabilities of a run's wrapper (root in the container): drop to the guest user (SETUID, SETGID,
 #: SETPCAP to empty the guest's bounding set) and kill every guest process before the trailer (KILL).
 WRAPPER_CAPS: Final = ("SETUID", "SETGID", "SETPCAP", "KILL")
+#: On Podman the wrapper also chowns the guest's tmpfs mounts (see ``oneshot_profile``).
+PODMAN_WRAPPER_CAPS: Final = (*WRAPPER_CAPS, "CHOWN")
 #: The user a run's wrapper starts as (see ``wrapper``); the guest always runs as ``GUEST_USER``.
 WRAPPER_USER: Final = "0:0"
 
@@ -194,21 +196,22 @@ def oneshot_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[
     ``pids_limit`` stays ``max_procs + PIDS_OVERHEAD``: init and the wrapper,
     while the guest's shell ``exec``s the program (during a compile step
     that shell is one of the guest's processes).
-    Podman's tmpfs ``U`` option would give the mounts to root: there the
-    guest's mounts are world-writable and sticky instead (the guest creates
-    the files, so they are its own).
+    Podman cannot hand the mounts to the guest: it refuses ``uid=``/``gid=``,
+    its ``U`` gives them to the container's user (root here), and runc 1.1
+    resets a tmpfs's mode to the image directory's (0755, root), whatever
+    ``mode=`` says (measured on Podman 4.3). There the wrapper also holds
+    ``CAP_CHOWN`` (``PODMAN_WRAPPER_CAPS``) and gives ``/in``, ``/work`` and
+    ``/out`` to the guest before anything else runs (``wrapper``).
     """
     profile = hardening_profile(limits, spec, kind)
     host = profile["host_config"]
     assert isinstance(host, dict)
     host = {**host, "cap_add": list(WRAPPER_CAPS)}
     if kind is EngineKind.PODMAN:
+        host["cap_add"] = list(PODMAN_WRAPPER_CAPS)
         tmpfs = host["tmpfs"]
         assert isinstance(tmpfs, dict)
-        host["tmpfs"] = {
-            path: ",".join("mode=1777" if o == "mode=0755" else o for o in opts.split(",") if o != "U")
-            for path, opts in tmpfs.items()
-        }
+        host["tmpfs"] = {path: ",".join(o for o in opts.split(",") if o != "U") for path, opts in tmpfs.items()}
     return {**profile, "host_config": host, "user": WRAPPER_USER}
 
 

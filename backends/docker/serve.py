@@ -52,6 +52,7 @@ class DockerGuestService:
         logs: LogBuffer,
         memory: int | None,
         loop: asyncio.AbstractEventLoop,
+        podman: bool = False,
     ) -> None:
         self.container = container
         self.netns = netns
@@ -61,6 +62,7 @@ class DockerGuestService:
         self._attachment = attachment
         self._logs = logs
         self._memory = memory
+        self._podman = podman
         self._loop = loop
         self._exited = asyncio.Event()
         self._reader = threading.Thread(target=self._read, name="docker-serve-logs", daemon=True)
@@ -103,7 +105,8 @@ class DockerGuestService:
 
         Raises:
             MemoryLimitExceeded: the container was OOM-killed.
-            ServeError: the container vanished (it was stopped).
+            ServeError: the container vanished (it was stopped), or, on Podman, the server was SIGKILLed:
+                Podman (4.3) reports no OOM kill, so the likely memory limit is named, not asserted.
         """
         await self._exited.wait()
         try:
@@ -114,6 +117,11 @@ class DockerGuestService:
             raise MemoryLimitExceeded(
                 f"memory limit of {self._memory} bytes exceeded; the server was OOM-killed",
                 outcome=Outcome(exit_code=state.exit_code),
+            )
+        if self._podman and self._memory is not None and state.exit_code == 128 + 9:
+            raise ServeError(
+                f"the guest server was killed (SIGKILL, exit code 137): most likely by its memory limit of "
+                f"{self._memory} bytes, which Podman does not report"
             )
         return Outcome(exit_code=state.exit_code)
 
@@ -184,6 +192,7 @@ def start_guest_service(
                     logs=request.logs,
                     memory=_opt_int(request.limits.get("memory")),
                     loop=loop,
+                    podman=kind is EngineKind.PODMAN,
                 )
             except BaseException:
                 netns.close()

@@ -324,12 +324,20 @@ class DockerGuestSession:
         return f": {tail[-300:]}" if tail else ""
 
     def _oom_killed(self) -> bool:
+        """Whether the memory cgroup killed a process; the container is killed either way.
+
+        Podman does not set ``OOMKilled`` when the victim is not the main
+        process (the interpreter never is), so the kernel's counter is read
+        first, while the container still runs: the driver lingers after
+        reporting its interpreter's exit for this (see ``resources/drivers``).
+        """
+        counted = self._engine.oom_kills(self.container)
         try:
             self._engine.kill(self.container)
             self._engine.wait(self.container, timeout=10.0)
-            return self._engine.state(self.container).oom_killed
+            return self._engine.state(self.container).oom_killed or bool(counted)
         except EngineError:
-            return False
+            return bool(counted)
 
     # -- teardown -----------------------------------------------------------
 

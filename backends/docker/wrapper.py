@@ -66,6 +66,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final
 
 from playground.core import VFS, DockerSpec, InvalidSpec, Spec
+from playground.core.package_tree import GUEST_SITE
 from playground.core.vfs import Dir, File
 
 #: Hidden staging directory inside /work; removed before the guest's program starts.
@@ -205,6 +206,10 @@ def wrapper_script(
             f'  if [ "$_u" = {GUEST_ID} ]; then guest_home=$_h; guest_name=$_n; break; fi',
             "done 2>/dev/null </etc/passwd",
             *_DROP,
+            # Podman: the mounts are root's and the wrapper holds CAP_CHOWN (see profile.oneshot_profile).
+            # Docker: they are the guest's already, and without CAP_CHOWN this fails, silently (as it does
+            # for the packages' mount when a run has none).
+            f"chown {GUEST_ID}:{GUEST_ID} /in /work /out {GUEST_SITE} 2>/dev/null",
             "umask 022",
             f"if ! {source}drop tar -x -o -f - -C /; then",
             "  echo 'sandbox: the image could not unpack the inputs (it needs /bin/sh, tar and setpriv)' >&2",

@@ -141,6 +141,9 @@ while IFS=' ' read -r kind id len; do
   if [ -n "$dead" ]; then
     wait "$ipid" 2>/dev/null
     emit X "$nonce $id $?"
+    # Linger (up to 5 s, or until stdin ends) so the host can still ask the container's memory
+    # cgroup whether this was an OOM kill (Podman does not say); the host kills us right after.
+    read -r -t 5 _ || :
     exit 0
   fi
   [ "$rid" = "$id" ] || rc=1

@@ -31,6 +31,8 @@ const path = require('path');
 
 const DIR = __dirname;
 const CHUNK = 65536;
+// How long the driver outlives its interpreter, waiting for the host to kill the container.
+const LINGER_MS = 5000;
 
 if (process.argv[2] === 'interp') {
   interp();
@@ -84,17 +86,21 @@ function driver() {
     const sock = new net.Socket({ fd: readers[type], readable: true, writable: false });
     sock.on('data', (data) => send(type, data));
     sock.on('error', () => {});
+    // At EOF the socket closes the fd (its bytes were all delivered): drain() must not read that number again.
+    sock.on('end', () => { readers[type] = -1; });
+    sock.on('close', () => { readers[type] = -1; });
   }
 
   function drain() {
     const buf = Buffer.allocUnsafe(CHUNK);
     for (const type of ['O', 'E']) {
+      if (readers[type] < 0) continue;
       for (;;) {
         let n;
         try {
           n = fs.readSync(readers[type], buf, 0, CHUNK, null);
         } catch (e) {
-          if (e.code === 'EAGAIN') break;
+          if (e.code === 'EAGAIN' || e.code === 'EBADF') break; // EBADF: closed at EOF, nothing left
           throw e;
         }
         if (n <= 0) break;
@@ -123,7 +129,9 @@ function driver() {
     drain();
     const status = code === null ? 128 + (require('os').constants.signals[signal] || 0) : code;
     send('X', `${nonce} ${pending || 0} ${status}`);
-    process.exit(0);
+    // Linger so the host can still ask the container's memory cgroup whether this was an OOM kill
+    // (Podman does not say); the host kills the container right after, or we leave on our own.
+    setTimeout(() => process.exit(0), LINGER_MS);
   });
 
   let input = Buffer.alloc(0);

@@ -18,8 +18,12 @@
 # the minbase root filesystem is debootstrap'ed once and cached as a tarball
 # ($PLAYGROUND_IMAGE_CACHE, default /var/cache/sandbox-playground); scratch
 # directories are removed on exit, also on failure. Needs root and a Docker
-# daemon (bash packaging/docker_daemon.sh start).
+# daemon (bash packaging/docker_daemon.sh start), or, when no Docker daemon
+# answers, rootful Podman: the images then go into Podman's store with
+# `podman import` (the store its Docker-compatible service uses).
 set -euo pipefail
+
+CLI=docker
 
 CACHE="${PLAYGROUND_IMAGE_CACHE:-/var/cache/sandbox-playground}"
 SUITE=bookworm
@@ -79,8 +83,14 @@ mirror() {
 
 ensure_tools() {
     [ "$(id -u)" = 0 ] || { say "building images needs root (debootstrap, chroot)"; exit 1; }
-    command -v docker >/dev/null || { say "the docker CLI is missing: bash packaging/docker_daemon.sh start"; exit 1; }
-    timeout 10 docker info >/dev/null 2>&1 || { say "no Docker daemon answers: bash packaging/docker_daemon.sh start"; exit 1; }
+    if command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1; then
+        CLI=docker
+    elif command -v podman >/dev/null && timeout 10 podman info >/dev/null 2>&1; then
+        CLI=podman
+    else
+        say "no Docker daemon answers (nor Podman): bash packaging/docker_daemon.sh start"
+        exit 1
+    fi
     if ! command -v debootstrap >/dev/null; then
         say "installing debootstrap"
         apt-get update -qq
@@ -134,8 +144,8 @@ build_one() {
     local name="$1" force="$2" pkgs image start root
     pkgs="$(packages_for "$name")" || { say "unknown image '$name' (bash node python go rust java busybox)"; exit 2; }
     image="playground-$name:local"
-    if [ "$force" = 0 ] && docker image inspect "$image" >/dev/null 2>&1; then
-        say "$image exists ($(docker image inspect -f '{{.Size}}' "$image") bytes); reusing it"
+    if [ "$force" = 0 ] && "$CLI" image inspect "$image" >/dev/null 2>&1; then
+        say "$image exists ($("$CLI" image inspect -f '{{.Size}}' "$image") bytes); reusing it"
         return 0
     fi
     start=$SECONDS
@@ -159,10 +169,10 @@ build_one() {
     MOUNTED=""
     strip_rootfs "$root"
     tar --numeric-owner -C "$root" -c . |
-        docker import --change 'USER 65534:65534' --change 'WORKDIR /work' \
+        "$CLI" import --change 'USER 65534:65534' --change 'WORKDIR /work' \
             --message "sandbox-playground $name image from Debian $SUITE packages: $pkgs" - "$image" >/dev/null
     cleanup
-    say "$image built in $((SECONDS - start))s, $(docker image inspect -f '{{.Size}}' "$image") bytes"
+    say "$image built in $((SECONDS - start))s, $("$CLI" image inspect -f '{{.Size}}' "$image") bytes"
 }
 
 main() {

@@ -18,7 +18,7 @@ from backends.docker import DockerBackend
 from backends.docker.detect import DaemonProbe
 from backends.docker.engine import Engine
 from backends.docker.images import env_var
-from backends.docker.profile import LABEL
+from backends.docker.profile import LABEL, EngineKind
 from playground.core import DOCKER_ONLY, Limits, Pack, Sandbox
 from playground.packs import bash, go, java, node, python, rust
 
@@ -38,7 +38,7 @@ def engine() -> Iterator[Engine]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
-    eng = Engine(probe.endpoint.url, timeout=30.0)
+    eng = Engine(probe.endpoint.url, timeout=30.0, tls=probe.endpoint.tls)
     for pack in PACKS:
         name = env_var(pack.name)
         local = f"playground-{pack.name}:local"
@@ -46,6 +46,20 @@ def engine() -> Iterator[Engine]:
             os.environ[name] = local
     yield eng
     eng.close()
+
+
+@pytest.fixture(scope="session")
+def engine_kind(engine: Engine) -> EngineKind:
+    """Docker or Podman: the few tests whose expectations differ ask (see ``test_podman``)."""
+    return engine.ping().kind
+
+
+@pytest.fixture
+def network_policy_supported(engine_kind: EngineKind) -> None:
+    """Podman refuses ``NetPolicy`` runs (``detect.PODMAN_NETPOLICY_REASON``); ``test_podman`` asserts that
+    refusal, so the tests of what the policy enforces have nothing to check there."""
+    if engine_kind is EngineKind.PODMAN:
+        pytest.skip("network policies are refused on Podman (asserted by test_podman.py)")
 
 
 def image_available(engine: Engine, pack: Pack) -> bool:

@@ -175,7 +175,7 @@ async def test_served_guest_cannot_reach_host_services(
 
 
 async def test_netpolicy_run_reaches_only_its_egress_proxy(
-    sandbox: Sandbox, wildcard: HostListener, monkeypatch: pytest.MonkeyPatch
+    sandbox: Sandbox, wildcard: HostListener, monkeypatch: pytest.MonkeyPatch, network_policy_supported: None
 ) -> None:
     # The gateway listener must exist before the guest starts: bind it right after the firewall is in place,
     # on a port reserved on 127.0.0.1 (a specific address, so the gateway's same port stays free).
@@ -207,7 +207,7 @@ async def test_netpolicy_run_reaches_only_its_egress_proxy(
     assert rules_for(network.bridge) == []
 
 
-async def test_netpolicy_run_still_reaches_its_proxy(sandbox: Sandbox) -> None:
+async def test_netpolicy_run_still_reaches_its_proxy(sandbox: Sandbox, network_policy_supported: None) -> None:
     code = (
         "const net = require('net'); const u = new URL(process.env.HTTP_PROXY);"
         "const s = net.connect({host: u.hostname, port: Number(u.port)});"

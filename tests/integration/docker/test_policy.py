@@ -81,7 +81,9 @@ async def test_wasm_only_never_downgrades_to_docker(both_image: None, docker_bac
         await make(docker_backend, WASM_ONLY).run(Spec(lang="bash", code="echo hi"))
 
 
-async def test_network_policy_is_enforced_not_refused(both_image: None, docker_backend: DockerBackend) -> None:
+async def test_network_policy_is_enforced_not_refused(
+    both_image: None, docker_backend: DockerBackend, network_policy_supported: None
+) -> None:
     """Docker enforces a NetPolicy (tests/integration/docker/test_network.py); the fake Wasm backend cannot."""
     spec = Spec(lang="both", code="echo hi", net=NetPolicy(allow_hosts=("example.test",)))
     result = await make(docker_backend, PREFER_WASM).run(spec)

@@ -104,7 +104,11 @@ def helper_container(engine: Engine, network: str, targets: list[str]) -> str:
         os.environ[env_var("bash")],
         entrypoint=["bash", "-c", HELPER, "helper", *targets],
         command=[],
-        host_config=api.create_host_config(network_mode=network, cap_drop=["ALL"], read_only=True),
+        # Explicit nofile and nproc: Podman's defaults (1048576) are refused where the daemon's own limits are lower.
+        host_config=api.create_host_config(
+            network_mode=network, cap_drop=["ALL"], read_only=True,
+            ulimits=[{"name": "nofile", "soft": 1024, "hard": 1024}, {"name": "nproc", "soft": 4096, "hard": 4096}],
+        ),
     )
     try:
         api.start(created["Id"])
