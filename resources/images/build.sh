@@ -138,6 +138,9 @@ strip_rootfs() {
     : >"$root/etc/resolv.conf"
     mkdir -p "$root/in" "$root/out" "$root/work"
     chmod 0755 "$root/in" "$root/out" "$root/work"
+    # The archive's "./" gives the image's / its mode: debootstrap's scratch directory was 0700, which
+    # Docker and rootful Podman ignore but rootless Podman (vfs) applies, locking the guest user out of /.
+    chmod 0755 "$root"
 }
 
 build_one() {
