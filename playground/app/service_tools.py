@@ -114,6 +114,7 @@ class AccessRow(QWidget):
         self.url.setObjectName("serviceUrl")
         self.url.setReadOnly(True)
         self.url.setPlaceholderText("the service's URL appears here while it runs")
+        self.url.setMinimumWidth(self.url.fontMetrics().horizontalAdvance("http://127.0.0.1:65535/") + 16)
         self.copy_curl_button = QPushButton("Copy curl command")
         self.copy_curl_button.setObjectName("copyCurl")
         self.copy_url_button = QPushButton("Copy URL")
@@ -145,6 +146,7 @@ class AccessRow(QWidget):
         """Show ``url`` (empty: no service, buttons off). The token is never displayed, only copied."""
         self._token = token
         self.url.setText(url)
+        self.url.setCursorPosition(0)  # show the scheme and host, not the end
         for button in (self.copy_curl_button, self.copy_url_button, self.copy_token_button):
             button.setEnabled(bool(url))
         self.copy_token_button.setEnabled(bool(url and token))
@@ -173,7 +175,8 @@ class BlockedList(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("blockedRequests")
         self.list.setAlternatingRowColors(True)
-        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the host and the file name stay readable
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
@@ -183,7 +186,9 @@ class BlockedList(QWidget):
 
     def add(self, url: str, kind: str) -> None:
         self._count += 1
-        self.list.addItem(f"{time.strftime('%H:%M:%S')}  {kind:<10} {url}")
+        self.list.addItem(f"{kind}: {url}")
+        item = self.list.item(self.list.count() - 1)
+        item.setToolTip(f"{time.strftime('%H:%M:%S')}  blocked {kind} request to {url}")
         while self.list.count() > MAX_BLOCKED:
             self.list.takeItem(0)
         self.list.scrollToBottom()

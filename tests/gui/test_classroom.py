@@ -148,13 +148,26 @@ def test_quitting_with_a_guest_running_takes_under_a_second_and_stops_it(playgro
 
 
 def test_quitting_during_a_first_time_compile_does_not_wait_for_it(
-    qtbot: object, qloop: object, settings_file: Path, tmp_path: Path
+    qtbot: object, qloop: object, settings_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A fresh module cache: the run compiles QuickJS first (1-3 s here), which cannot be interrupted."""
+    """A fresh module cache: the run compiles QuickJS first, which cannot be interrupted.
+
+    The compile is made 3 s slower (as on a slow classroom machine; python.wasm takes 5-15 s here),
+    so that waiting for it could not pass for quick.
+    """
+    import wasmtime
+
     from backends.wasm import WasmBackend
     from backends.wasm.artifacts import cache_root
     from playground.core import Sandbox
     from playground.packs import ALL_PACKS
+
+    class SlowCompile(wasmtime.Module):
+        def __init__(self, engine: wasmtime.Engine, wasm: bytes) -> None:
+            time.sleep(3.0)
+            super().__init__(engine, wasm)
+
+    monkeypatch.setattr(wasmtime, "Module", SlowCompile)
 
     cache = tmp_path / "cache"
     cache.mkdir()

@@ -53,6 +53,7 @@ authenticated proxy on 127.0.0.1.</p>
 http.createServer((req, res) => {
   console.log('got', req.method, req.url);
   if (req.url === '/crash') { res.end('bye'); setTimeout(() => process.exit(3), 50); return; }
+  if (req.url === '/plain') { res.end('a body sent without any Content-Type'); return; }
   if (req.url === '/style.css') {
     res.setHeader('content-type', 'text/css');
     res.end('body { font-family: sans-serif; margin: 2em; background: #f3f7fd; color: #123; } h1 { color: #1e7d32; }');
@@ -435,6 +436,21 @@ def test_a_guest_crash_ends_the_service_and_says_why(served: Playground) -> None
     assert "exited with code 3" in pane.status_text(), pane.status_text()
     assert "exited with code 3" in wait_text(pg, browser, "exited with code 3")
     pg.qtbot.waitUntil(lambda: "got GET /crash" in pane.logs.plain_text(), timeout=5_000)
+
+
+def test_a_body_without_content_type_is_shown_not_downloaded(served: Playground) -> None:
+    """Node sends no Content-Type; the proxy (aiohttp) labels it application/octet-stream, which Chromium would
+    only save as a file, leaving the previous page on screen. The pane shows the body instead."""
+    pg = served
+    pane = pg.window.service
+    serve(pg, SERVER.replace("OTHER_PORT", "9"))
+    browser = pane.browser
+    assert browser is not None
+    pane.address.request("GET", "/plain")
+    text = wait_text(pg, browser, "a body sent without any Content-Type")
+    assert "would only have saved this answer as a file" in text
+    assert pane.answer.text().startswith("GET /plain → 200 OK"), pane.answer.text()
+    pg.qtbot.waitUntil(lambda: "got GET /plain" in pane.logs.plain_text(), timeout=10_000)
 
 
 def test_the_ttl_runs_out(served: Playground) -> None:
