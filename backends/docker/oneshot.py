@@ -26,7 +26,7 @@ from backends.docker.control import Cancelled, RunControl
 from backends.docker.engine import Attachment, Engine, EngineError
 from backends.docker.keyboard import Feeder
 from backends.docker.trailer import MarkerSplitter, parse_trailer
-from backends.docker.usage import collect_out, hit_memory_ceiling, quota_hit
+from backends.docker.usage import collect_out, kernel_oom_kill, limits_reached, quota_hit
 from backends.docker.wrapper import SETUP_FAILED
 from playground.core import (
     BackendUnavailable,
@@ -117,8 +117,12 @@ def run_container(
             collect_out(trailer, request.vfs, limits)
         except FSQuotaExceeded as exc:
             quota_error = exc
-    if state.oom_killed or hit_memory_ceiling(trailer, limits, exit_code):
-        raise MemoryLimitExceeded(f"memory limit of {limits.memory} bytes exceeded; the guest was OOM-killed")
+    peak = trailer.peak_memory if trailer else 0
+    if kernel_oom_kill(trailer, state.oom_killed):
+        raise MemoryLimitExceeded(
+            f"memory limit of {limits.memory} bytes exceeded; the kernel OOM-killed a guest process",
+            outcome=Outcome(exit_code=exit_code, peak_memory=peak),
+        )
     if quota_error is not None:
         raise quota_error
     if trailer is not None:
@@ -127,7 +131,7 @@ def run_container(
             raise FSQuotaExceeded(why)
     if exit_code == 128 + signal.SIGXCPU:
         raise TimeLimitExceeded(f"cpu-time limit of {limits.cpu_time}s exceeded (SIGXCPU)")
-    return Outcome(exit_code=exit_code, peak_memory=trailer.peak_memory if trailer else 0)
+    return Outcome(exit_code=exit_code, peak_memory=peak, limits_reached=limits_reached(trailer))
 
 def pump(
     engine: Engine,

@@ -90,6 +90,10 @@ class Trailer:
     space: dict[str, MountUsage] = field(default_factory=dict)
     inodes: dict[str, MountUsage] = field(default_factory=dict)
     peak_memory: int = 0
+    #: Processes the kernel's OOM killer killed in the run's cgroup; None when the cgroup did not say.
+    oom_kills: int | None = None
+    #: Forks the pids limit refused (``pids.events`` ``max``); None when the cgroup did not say.
+    forks_refused: int | None = None
     out_tar: bytes = b""
     complete: bool = False
 
@@ -109,20 +113,41 @@ def parse_df(text: str, *, scale: int) -> dict[str, MountUsage]:
     return usage
 
 
+def parse_counters(text: str) -> dict[str, int]:
+    """The memory section: the peak in bytes on its first line, then ``name value`` lines (``wrapper._COUNTERS``).
+
+    The peak is under ``"peak"``; a line that does not parse is skipped, a
+    negative value is dropped.
+    """
+    counters: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines()):
+        words = line.split()
+        if number == 0 and len(words) == 1:
+            words = ["peak", words[0]]
+        if len(words) != 2:
+            continue
+        try:
+            value = int(words[1])
+        except ValueError:
+            continue
+        if value >= 0:
+            counters.setdefault(words[0], value)
+    return counters
+
+
 def parse_trailer(data: bytes, mark: str) -> Trailer:
     """Split ``data`` (everything after the first marker) into its sections."""
     parts = data.split(mark.encode() + b"\n", _SECTIONS - 1)
     while len(parts) < _SECTIONS:
         parts.append(b"")
     space_text, inode_text, memory_text, out_tar = parts
-    try:
-        peak = int(memory_text.strip() or b"0")
-    except ValueError:
-        peak = 0
+    counters = parse_counters(memory_text.decode("utf-8", "replace"))
     return Trailer(
         space=parse_df(space_text.decode("utf-8", "replace"), scale=1024),
         inodes=parse_df(inode_text.decode("utf-8", "replace"), scale=1),
-        peak_memory=max(0, peak),
+        peak_memory=counters.get("peak", 0),
+        oom_kills=counters.get("oom_kill"),
+        forks_refused=counters.get("forks_refused"),
         out_tar=out_tar,
         complete=data.count(mark.encode() + b"\n") >= _SECTIONS - 1,
     )

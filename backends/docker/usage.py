@@ -70,12 +70,25 @@ def collect_out(trailer: Trailer, vfs: VFS, limits: Limits) -> None:
         log.warning("refused part of /out: %s", exc.strerror)
 
 
-def hit_memory_ceiling(trailer: Trailer | None, limits: Limits, exit_code: int) -> bool:
-    """Podman (4.3) does not set ``OOMKilled``: a failed run whose cgroup peak reached the limit was OOM-killed."""
-    memory = limits.get("memory")
-    if trailer is None or memory is None or exit_code == 0:
-        return False
-    return trailer.peak_memory >= int(memory) - 64 * PAGE
+def kernel_oom_kill(trailer: Trailer | None, oom_killed: bool) -> bool:
+    """True when the kernel says its OOM killer killed a process of the run, never from a guess.
+
+    Two witnesses, both the kernel's: the engine's ``OOMKilled`` state, and
+    the cgroup's ``oom_kill`` counter the wrapper reports (Podman 4.3 does
+    not set ``OOMKilled``; the counter also covers a killed child while the
+    main program lived on). A peak near the limit is not one: the cgroup's
+    usage counts page cache (a compiler reading its libraries, tmpfs files),
+    which the kernel reclaims instead of killing, so ``peak >= limit`` held
+    for runs that merely failed to compile (issue #17).
+    """
+    return oom_killed or (trailer is not None and bool(trailer.oom_kills))
+
+
+def limits_reached(trailer: Trailer | None) -> tuple[str, ...]:
+    """The limits the guest ran into without being stopped (``Result.limits_reached``), as the kernel counted."""
+    if trailer is not None and trailer.forks_refused:
+        return ("max_procs",)
+    return ()
 
 
 def _pages(size: int) -> int:

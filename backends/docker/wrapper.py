@@ -99,16 +99,38 @@ _DROP: Final = (
 )
 
 #: Kill every process but init and the wrapper, and wait until the kernel has reaped them (init
-#: reaps orphans), so nothing of the guest can still write to stdout. Builtins only, except sleep.
+#: reaps orphans), so nothing of the guest can still write to stdout. Builtins only: after a fork bomb
+#: the process limit is still full of dying processes, and a shell that cannot fork exits (dash: status
+#: 2), which lost the trailer and with it every verdict (issue #17). It spins instead of sleeping: the
+#: processes are already killed, only their reaping is waited for. ``--``: dash's ``kill`` takes a bare
+#: ``-1`` for an option and killed nothing, so a guest's leftover process kept a run going until its wall time.
 _SETTLE: Final = (
     "while :; do",
-    "  kill -s KILL -1 2>/dev/null",
+    "  kill -s KILL -- -1 2>/dev/null",
     "  left=",
     "  for p in /proc/[0-9]*; do",
     '    case ${p#/proc/} in 1|"$$") ;; *) left=1; break ;; esac',
     "  done",
     '  [ -n "$left" ] || break',
-    "  sleep 0.005 2>/dev/null || sleep 1",
+    "done",
+)
+
+#: The kernel's own counters of the run's cgroup, as ``name value`` lines after the peak memory:
+#: ``oom_kill`` (processes the OOM killer killed: cgroup v1 ``memory.oom_control``, v2
+#: ``memory.events``) and ``forks_refused`` (forks the pids limit refused: ``pids.events`` ``max``).
+#: Builtins only (``read``, ``[``, ``printf``); a file the image or cgroup lacks prints nothing.
+_COUNTERS: Final = (
+    "for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do",
+    '  if [ -r "$f" ]; then',
+    "    while read -r k v; do [ \"$k\" = oom_kill ] && printf 'oom_kill %s\\n' \"$v\"; done <\"$f\"",
+    "    break",
+    "  fi",
+    "done",
+    "for f in /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do",
+    '  if [ -r "$f" ]; then',
+    "    while read -r k v; do [ \"$k\" = max ] && printf 'forks_refused %s\\n' \"$v\"; done <\"$f\"",
+    "    break",
+    "  fi",
     "done",
 )
 
@@ -124,13 +146,15 @@ def for_request(docker: DockerSpec, spec: Spec) -> DockerSpec:
 
 
 def expand(template: Sequence[str], main: str, args: Sequence[str]) -> list[str]:
-    """Replace ``{main}`` inside words and a whole ``{args}`` word by the arguments."""
+    """Replace ``{main}`` (the program's path) and ``{stem}`` (its file name without the extension: a Java
+    class) inside words, and a whole ``{args}`` word by the arguments."""
+    stem = main.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     out: list[str] = []
     for word in template:
         if word == "{args}":
             out.extend(args)
         else:
-            out.append(word.replace("{main}", main))
+            out.append(word.replace("{main}", main).replace("{stem}", stem))
     return out
 
 
@@ -230,6 +254,7 @@ def wrapper_script(
             "printf '%s\\n' \"$mark\"",
             "cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null"
             " || cat /sys/fs/cgroup/memory.peak 2>/dev/null",
+            *_COUNTERS,
             "printf '%s\\n' \"$mark\"",
             "drop tar -c -f - -C /out . 2>/dev/null",
             "exit $rc",

@@ -30,6 +30,7 @@ from backends.wasm.engine import WasmEngine
 from backends.wasm.memlimit import MemoryBudget, budget_scope
 from backends.wasm.state import RunControl, RunState
 from backends.wasm.transforms import TransformError
+from backends.wasm.tslines import keep_lines
 from playground.core.errors import MemoryLimitExceeded
 from playground.core.output import OutputCapture
 from playground.core.vfs import VFS, Layout
@@ -59,7 +60,7 @@ class TypeScriptTransformer:
         self._memory_limit = memory_limit
 
     def transform(self, source: str, filename: str) -> str:
-        """The JavaScript for ``source``.
+        """The JavaScript for ``source``, each line on the line of the TypeScript it came from (``tslines``).
 
         Raises:
             TransformError: the source does not compile; the message reads
@@ -67,7 +68,7 @@ class TypeScriptTransformer:
             MemoryLimitExceeded: the transpiler was refused memory.
         """
         try:
-            return self._once(source, filename)
+            return keep_lines(source, self._once(source, filename))
         except _Failed as failed:
             where = filename
             if failed.status == 3:

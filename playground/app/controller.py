@@ -35,13 +35,12 @@ from playground.app.themes import Theme, theme_named
 from playground.core import (
     Diagnosable,
     Diagnostic,
-    InvalidSpec,
     Limits,
     Result,
     Sandbox,
     Spec,
     UnknownLanguage,
-    clean_key,
+    program_file,
 )
 
 log = logging.getLogger(__name__)
@@ -70,6 +69,7 @@ class View(RunView, DocumentView, Protocol):
     def set_editor_style(self, lexer: str, indent: int) -> None: ...
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
+    def set_limit_defaults(self, defaults: Limits) -> None: ...
     def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None: ...
     def show_backends(self, languages: Sequence[LanguageRow], diagnostics: Sequence[Diagnostic]) -> None: ...
     def apply_theme(self, theme: Theme) -> None: ...
@@ -174,6 +174,7 @@ class Controller:
         self.view.set_language_status(self.language_status_text(language))
         if language:
             self.prefs.language = language
+            self.view.set_limit_defaults(self.sandbox.default_limits_for(language))
         self.repl.show_language(language, self.language_status_text(language))
 
     # -- running (RunController) ----------------------------------------------
@@ -202,12 +203,14 @@ class Controller:
         return self.runs.last_summary
 
     def _current_limits(self) -> Limits:
-        """The limits panel's values merged with the sandbox defaults.
+        """The limits panel's values merged with the current language's defaults (a compiler's memory).
 
         Raises:
             InvalidLimits: a value does not parse or is out of range.
         """
-        return parse_limits(self.view.limit_texts(), self.sandbox.default_limits)
+        language = self.view.current_language()
+        defaults = self.sandbox.default_limits_for(language) if language else self.sandbox.default_limits
+        return parse_limits(self.view.limit_texts(), defaults)
 
     def _spec(self, language: str, code: str, limits: Limits) -> Spec:
         """The run's Spec: the code, the /in and /work files, the editor's file name.
@@ -270,13 +273,10 @@ class Controller:
     def _main_file(self) -> str | None:
         """The program's name under /work: the editor's file name, so tracebacks name it (None: the pack's)."""
         path = self.document.path
-        if path is None:
+        language = self.view.current_language()
+        if path is None or not language:
             return None
-        try:
-            clean_key(path.name)
-        except InvalidSpec:
-            return None
-        return path.name
+        return program_file(self.sandbox.pack(language), path.name)  # None: not a name the language takes
 
     def save_out(self, name: str, path: str) -> None:
         """Write the last run's ``/out/name`` to a host path the user chose."""

@@ -6,7 +6,7 @@ opening means. Ctrl+Enter and Escape are left to the window's actions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -58,6 +58,7 @@ class CodeEditor(QPlainTextEdit):
         super().__init__(parent)
         self._indent = 4
         self._theme = LIGHT
+        self._marked: frozenset[int] = frozenset()
         self._gutter = _LineNumbers(self)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(monospace_font(11))
@@ -101,6 +102,14 @@ class CodeEditor(QPlainTextEdit):
 
     # -- gutter -----------------------------------------------------------
 
+    def set_marked_lines(self, lines: Iterable[int]) -> None:
+        """Mark these 1-based lines in the gutter (an error names them, see ``error_links``); () clears."""
+        self._marked = frozenset(lines)
+        self._gutter.update()
+
+    def marked_lines(self) -> frozenset[int]:
+        return self._marked
+
     def gutter_width(self) -> int:
         digits = max(3, len(str(self.blockCount())))
         return 12 + self.fontMetrics().horizontalAdvance("9") * digits
@@ -136,9 +145,15 @@ class CodeEditor(QPlainTextEdit):
             bottom = top + round(self.blockBoundingRect(block).height())
             if block.isVisible() and bottom >= event.rect().top():
                 font = painter.font()
-                font.setBold(number == current)
+                marked = number + 1 in self._marked
+                font.setBold(number == current or marked)
                 painter.setFont(font)
+                if marked:  # a line an error names: a bar at the gutter's edge and the number in the error colour
+                    painter.fillRect(0, top, 4, height, QColor(self._theme.error))
+                    painter.setPen(QColor(self._theme.error))
                 painter.drawText(0, top, width, height, Qt.AlignmentFlag.AlignRight, str(number + 1))
+                if marked:
+                    painter.setPen(QColor(self._theme.gutter_text))
             block = block.next()
             top = bottom
             number += 1

@@ -133,6 +133,13 @@ class LimitsPanel(QWidget):
         layout.addWidget(self.reset_button)
         layout.addStretch(1)
 
+    def set_defaults(self, defaults: Limits) -> None:
+        """Show ``defaults`` (the language's: a compiler gets more memory) as placeholders; check against them."""
+        self._defaults = defaults
+        for field, edit in self.fields.items():
+            edit.setPlaceholderText(f"{limit_value(defaults, field)} (default)")
+        self._revalidate()
+
     def texts(self) -> dict[str, str]:
         """What is typed, per field (empty strings mean "default")."""
         return {field: edit.text() for field, edit in self.fields.items()}

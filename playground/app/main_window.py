@@ -31,6 +31,7 @@ from playground.app import dialogs, zoom
 from playground.app.backends_panel import BackendsPanel, LanguageRow
 from playground.app.dialogs import Answer
 from playground.app.editor import CodeEditor
+from playground.app.error_links import ErrorLinks
 from playground.app.files_panel import FilesPanel
 from playground.app.highlighter import Highlighter
 from playground.app.limits_panel import LimitsPanel
@@ -42,6 +43,7 @@ from playground.app.service_pane import ServicePane
 from playground.app.themes import LIGHT, Theme, apply_theme
 from playground.core import DEFAULT_LIMITS, Diagnostic, Limits
 from playground.core.guest_text import escape
+from playground.core.pack import Pack
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,7 @@ class MainWindow(QMainWindow):
         self.editor = CodeEditor()
         self.highlighter = Highlighter(self.editor.document(), style=LIGHT.pygments_style)
         self.output = OutputView()
+        self.error_links = ErrorLinks(self.output, self.editor)
         self.limits = LimitsPanel(defaults)
         self.files = FilesPanel()
         self.repl = ReplPane()
@@ -323,10 +326,15 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(running)
 
     def begin_output(self, buffer: OutputBuffer, summary_html: str) -> None:
+        self.error_links.clear()
         self.output.begin(buffer, summary_html)
 
     def reveal_first_error(self) -> None:
         self.output.reveal_first_error()
+
+    def show_error_locations(self, pack: Pack, program: str) -> None:
+        """Link the places in ``program`` the run's output names to the editor's lines (``error_links``)."""
+        self.error_links.show(pack, program)
 
     def set_summary(self, summary_html: str) -> None:
         self.output.set_summary(summary_html)
@@ -340,6 +348,9 @@ class MainWindow(QMainWindow):
 
     def limit_texts(self) -> dict[str, str]:
         return self.limits.texts()
+
+    def set_limit_defaults(self, defaults: Limits) -> None:
+        self.limits.set_defaults(defaults)
 
     def set_limit_texts(self, texts: Mapping[str, str]) -> None:
         self.limits.set_texts(texts)

@@ -21,6 +21,8 @@ from playground.app.server_hint import server_evidence
 from playground.app.tasks import BackgroundTasks
 from playground.app.themes import Theme
 from playground.core import InvalidLimits, LimitExceeded, Limits, Result, Sandbox, SandboxError, Spec
+from playground.core.locations import default_program_file
+from playground.core.pack import Pack
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,7 @@ class RunView(Protocol):
     def show_out_files(self, files: Mapping[str, bytes]) -> None: ...
     def show_tab(self, name: str) -> None: ...
     def theme(self) -> Theme: ...
+    def show_error_locations(self, pack: Pack, program: str) -> None: ...
 
 
 class RunController:
@@ -156,7 +159,7 @@ class RunController:
         result: Result | None = None
         try:
             result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress)
-            summary = summarize_result(result)
+            summary = summarize_result(result, limits)
         except LimitExceeded as exc:
             result = exc.result
             summary = summarize_limit(exc, limits)
@@ -179,6 +182,9 @@ class RunController:
             self._show_summary(summary)
             if summary.kind in FAILED_KINDS:
                 self.view.reveal_first_error()
+            if result is not None:  # the places its errors name become links to the editor's lines
+                pack = self.sandbox.pack(spec.lang)
+                self.view.show_error_locations(pack, spec.main_file or default_program_file(pack, result.backend))
             self.view.show_out_files(result.files if result is not None else {})
 
     def _show_progress(self, text: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from playground.core import LimitExceeded, Limits, Result, format_duration, format_size
+from playground.core import LimitExceeded, Limits, Result, format_duration, format_size, reached_note
 
 #: Human names of the ``Limits`` fields, in the panel's order.
 LIMIT_TITLES: dict[str, str] = {
@@ -86,7 +86,16 @@ def limits_used(result: Result, limits: Limits | None) -> str:
     return " · ".join(parts)
 
 
-def summarize_result(result: Result) -> Summary:
+def summarize_result(result: Result, limits: Limits | None = None) -> Summary:
+    """``exit 0 · 12 ms · on wasm``; a limit the program ran into without being stopped leads, in words.
+
+    ``limits_reached`` makes the kind ``limit``: a contained fork bomb whose
+    program exited 0 is not a clean run, and the summary must not read like one.
+    """
+    if result.limits_reached:
+        notes = "; ".join(reached_note(name, limits) for name in result.limits_reached)
+        text = f"{notes[:1].upper()}{notes[1:]}; the program ran on · exit {result.exit_code} · {usage_text(result)}"
+        return Summary("limit", text)
     kind = "ok" if result.exit_code == 0 else "failed"
     text = f"exit {result.exit_code} · {usage_text(result)}"
     if result.restarted:

@@ -23,7 +23,18 @@ MEMORY_LIMIT: Final = 121
 OUTPUT_LIMIT: Final = 122
 FS_QUOTA: Final = 123
 TIME_LIMIT: Final = 124  # like timeout(1)
+#: The program ran to its end, but the sandbox refused to start a process for it (Result.limits_reached).
+PROCESS_LIMIT: Final = 125
 INTERRUPTED: Final = 130  # Ctrl-C
+
+
+def for_reached(names: tuple[str, ...]) -> int | None:
+    """The exit code for limits a finished run ran into (``Result.limits_reached``), or None for none.
+
+    The program's own code is then in the message instead: a contained fork
+    bomb whose program exits 0 must not look like a clean run to a script.
+    """
+    return PROCESS_LIMIT if "max_procs" in names else None
 
 
 def for_limit(error: LimitExceeded) -> int:

@@ -37,8 +37,12 @@ from playground.core import (
     Stream,
     Unlimited,
     clean_key,
+    default_program_file,
+    find_locations,
     parse_duration,
     parse_size,
+    program_file,
+    reached_note,
 )
 from playground.core.guest_text import escape, is_clean
 
@@ -54,7 +58,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "run",
         help="run a program in the sandbox",
         description="Run FILE (or -e CODE) in the sandbox. The exit code is the program's; "
-        "when a limit stops it, 121 memory, 122 output, 123 filesystem quota, 124 time, "
+        "when a limit stops it, 121 memory, 122 output, 123 filesystem quota, 124 time; "
+        "125 when it ran to its end but the process limit refused to start a process for it; "
         "120 when it could not run at all.",
     )
     p.add_argument("file", nargs="?", help="program to run (its extension picks the language)")
@@ -159,7 +164,7 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
             raise UsageError(f"cannot read {path}: {exc.strerror}") from None
         pack = sandbox.pack(args.lang) if args.lang else sandbox.pack_for_file(path.name)
         lang = pack.name
-        main_file = guest_name(path)
+        main_file = program_file(pack, path.name)
         if _takes_module_bytes(pack):
             code = raw
         else:
@@ -293,9 +298,32 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
         hint = sandbox.hint(spec, result) if result.exit_code != 0 else None
         if hint:
             print(f"playground: hint: {hint}", file=sys.stderr)
+        if result.exit_code != 0 and args.file is not None:
+            _point_at_error(args.file, spec, result, sandbox)
+        if (reached := exitcodes.for_reached(result.limits_reached)) is not None:
+            limits = sandbox.resolve_limits(spec.limits, spec.lang)
+            for name in result.limits_reached:
+                print(f"playground: {reached_note(name, limits)} [limit: {name}]; the program exited with "
+                      f"{result.exit_code}", file=sys.stderr)
+            return reached
         return result.exit_code & 0xFF if result.exit_code >= 0 else exitcodes.SANDBOX_ERROR
     finally:
         sandbox.close()
+
+
+def _point_at_error(file: str, spec: Spec, result: Result, sandbox: Sandbox) -> None:
+    """Name the first place in the user's file that the error output points at, as ``FILE:LINE[:COL]``.
+
+    The guest's messages name the program as it is in the sandbox
+    (``/work/hello.py``); this line names it as the user typed it, in the
+    form terminals and editors turn into a link.
+    """
+    pack = sandbox.pack(spec.lang)
+    program = spec.main_file or default_program_file(pack, result.backend)
+    found = find_locations(result.stderr.decode("utf-8", "replace"), pack.error_locations, program)
+    if found:
+        where = f"{file}:{found[0].line}" + (f":{found[0].column}" if found[0].column else "")
+        print(f"playground: error at {where}", file=sys.stderr)
 
 
 def _save_out(target: Path | None, result: Result) -> None:

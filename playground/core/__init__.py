@@ -38,7 +38,8 @@ from playground.core.errors import (
     Unsupported,
 )
 from playground.core.keyboard import InputStream
-from playground.core.limits import DEFAULT_LIMITS, LIMIT_FIELDS, UNLIMITED, Limits, Unlimited
+from playground.core.limits import DEFAULT_LIMITS, LIMIT_FIELDS, UNLIMITED, Limits, Unlimited, reached_note
+from playground.core.locations import Location, default_program_file, find_locations, program_file
 from playground.core.output import OutputCapture, OutputListener, Stream
 from playground.core.pack import (
     Artifact,
@@ -122,6 +123,7 @@ __all__ = [
     "LanguageStatus",
     "LimitExceeded",
     "Limits",
+    "Location",
     "LogBuffer",
     "ManagerClosed",
     "MemoryLimitExceeded",
@@ -176,9 +178,13 @@ __all__ = [
     "WasmSpec",
     "WasmVariant",
     "clean_key",
+    "default_program_file",
+    "find_locations",
     "format_duration",
     "format_size",
     "parse_duration",
     "parse_size",
+    "program_file",
+    "reached_note",
     "validate_packs",
 ]

@@ -141,3 +141,16 @@ DEFAULT_LIMITS: Final = Limits(
 
 #: The field names in display order.
 LIMIT_FIELDS: Final = tuple(f.name for f in fields(Limits))
+
+
+def reached_note(name: str, limits: Limits | None = None) -> str:
+    """One sentence for a limit the guest ran into without being stopped (``Result.limits_reached``).
+
+    Shared by the CLI, the MCP server and the GUI so they tell it alike,
+    e.g. ``the process limit (64) was reached: the sandbox refused to start more processes``.
+    """
+    value = None if limits is None else getattr(limits, name, None)
+    shown = f" ({value!r})" if value is not None else ""
+    if name == "max_procs":
+        return f"the process limit{shown} was reached: the sandbox refused to start more processes"
+    return f"the {name} limit{shown} was reached"

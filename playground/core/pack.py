@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from playground.core.errors import InvalidPack
+from playground.core.errors import InvalidLimits, InvalidPack
+from playground.core.limits import DEFAULT_LIMITS, Limits
 
 _NAME = re.compile(r"^[a-z][a-z0-9_+-]*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -189,7 +190,19 @@ class DockerSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Pack:
-    """One language and how to run it on each backend."""
+    """One language and how to run it on each backend.
+
+    ``limits`` are the language's own defaults, for the fields where the
+    built-in ones do not fit it (a compiler needs more memory than 128 MiB):
+    they replace the built-in defaults and nothing else. The sandbox's
+    ``default_limits`` and the caller's limits are merged over them, so a
+    value someone chose is never raised (``Sandbox.default_limits_for``).
+
+    ``error_locations`` are regular expressions that find a place in the
+    program in the language's error output (a traceback's ``File "x",
+    line N``, a compiler's ``x:N:M``); each has the named groups ``file``
+    and ``line`` and may have ``col`` (see ``core.locations``).
+    """
 
     name: str
     aliases: tuple[str, ...] = ()
@@ -201,11 +214,14 @@ class Pack:
     caps: Capabilities = field(default_factory=Capabilities)
     example: str = ""
     description: str = ""
+    limits: Limits | None = None
+    error_locations: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", tuple(self.aliases))
         object.__setattr__(self, "extensions", tuple(self.extensions))
         object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+        object.__setattr__(self, "error_locations", tuple(self.error_locations))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -227,6 +243,20 @@ class Pack:
                 raise InvalidPack(f"pack {self.name!r}: extension {ext!r} must look like '.py'")
         if self.wasm is None and self.docker is None and not self.extra:
             raise InvalidPack(f"pack {self.name!r}: no backend spec (wasm, docker or extra)")
+        if self.limits is not None:
+            if not isinstance(self.limits, Limits):
+                raise InvalidPack(f"pack {self.name!r}: limits must be a Limits")
+            try:
+                DEFAULT_LIMITS.merged(self.limits).validate()
+            except InvalidLimits as exc:
+                raise InvalidPack(f"pack {self.name!r}: default limits: {exc}") from None
+        for pattern in self.error_locations:
+            try:
+                groups = re.compile(pattern, re.MULTILINE).groupindex
+            except re.error as exc:
+                raise InvalidPack(f"pack {self.name!r}: error location {pattern!r}: {exc}") from None
+            if "file" not in groups or "line" not in groups:
+                raise InvalidPack(f"pack {self.name!r}: error location {pattern!r} needs (?P<file>) and (?P<line>)")
         return self
 
 

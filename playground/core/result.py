@@ -35,11 +35,15 @@ class Usage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Outcome:
-    """What a backend reports about a run that ended without a limit error."""
+    """What a backend reports about a run that ended without a limit error.
+
+    ``limits_reached``: see ``Result.limits_reached``.
+    """
 
     exit_code: int
     peak_memory: int = 0
     net_log: tuple[NetLogEntry, ...] = ()
+    limits_reached: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +53,14 @@ class Result:
     ``stdout`` and ``stderr`` together are capped by ``Limits.max_output``
     (``truncated`` says the cap cut them). ``files`` maps paths relative to
     ``/out`` to their bytes. A non-zero ``exit_code`` is not an error.
+
+    ``limits_reached`` names the ``Limits`` fields the guest ran into
+    *without* being stopped by them: ``"max_procs"`` when the process limit
+    refused to start a process (a fork bomb, contained). The program ran on
+    and ``exit_code`` is its own, so this is not an exception (a program may
+    cope with a refused fork, and its output is complete), but the user must
+    be told: every front end says it, and ``playground run`` exits with 125.
+    A limit that stops the guest is a ``LimitExceeded`` instead.
     """
 
     stdout: bytes = b""
@@ -60,6 +72,7 @@ class Result:
     backend: str = ""
     restarted: bool = False
     net_log: tuple[NetLogEntry, ...] = ()
+    limits_reached: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "files", MappingProxyType(dict(self.files)))

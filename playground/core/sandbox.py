@@ -105,7 +105,12 @@ class Sandbox:
                 raise InvalidPack(f"two backends are named {backend.name!r}")
             self._backends[backend.name] = backend
         self.policy = policy
+        #: The built-in defaults with this sandbox's merged in (what a pack without limits of its own gets).
         self.default_limits = DEFAULT_LIMITS.merged(default_limits).validate()
+        # Kept apart: a field set here beats a pack's default, a field left unset does not.
+        self._chosen_defaults = default_limits
+        for pack in self._packs:
+            self.default_limits_for(pack)
         self._proxy_starter = proxy_starter
         #: Where ``Spec.packages`` are resolved and cached (made on first use: the default cache directory).
         self._package_store = packages
@@ -349,7 +354,7 @@ class Sandbox:
         """
         pack = self.pack(lang)
         config = config or SessionConfig()
-        limits = self.resolve_limits(config.limits)
+        limits = self.resolve_limits(config.limits, pack)
         backend, reasons = self._route(pack, needs_network=False, needs_sessions=True)
         if backend is None:
             self.select_backend(pack)  # raises BackendUnavailable when nothing can run it at all
@@ -366,9 +371,20 @@ class Sandbox:
 
     # -- running ------------------------------------------------------------
 
-    def resolve_limits(self, overrides: Limits | None) -> Limits:
-        """Sandbox defaults with ``overrides`` merged in, validated."""
-        return self.default_limits.merged(overrides).validate()
+    def default_limits_for(self, pack: Pack | str) -> Limits:
+        """The limits a run of ``pack`` gets when the caller sets none, validated.
+
+        Built-in defaults <- the pack's own (``Pack.limits``: what its
+        compiler needs) <- the ones this sandbox was given. A pack's default
+        only replaces a built-in one, never a value someone chose.
+        """
+        found = self.pack(pack) if isinstance(pack, str) else pack
+        return DEFAULT_LIMITS.merged(found.limits).merged(self._chosen_defaults).validate()
+
+    def resolve_limits(self, overrides: Limits | None, pack: Pack | str | None = None) -> Limits:
+        """The defaults (``pack``'s when given, see ``default_limits_for``) with ``overrides`` merged in, validated."""
+        base = self.default_limits if pack is None else self.default_limits_for(pack)
+        return base.merged(overrides).validate()
 
     async def run(
         self,
@@ -400,7 +416,7 @@ class Sandbox:
             (``PackageRefused`` among them).
         """
         pack = self.pack_for(spec)
-        limits = self.resolve_limits(spec.limits)
+        limits = self.resolve_limits(spec.limits, pack)
         backend = self.select_backend(
             pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root
         )
@@ -424,6 +440,7 @@ class Sandbox:
                 ),
                 backend=backend.name,
                 net_log=outcome.net_log if outcome else (),
+                limits_reached=outcome.limits_reached if outcome else (),
             )
 
         try:
@@ -474,7 +491,7 @@ class Sandbox:
         pack = self.pack(spec.lang)
         if spec.packages:
             raise Unsupported("serve: Spec.packages are for runs (a served program gets no packages)")
-        limits = self.resolve_limits(spec.limits)
+        limits = self.resolve_limits(spec.limits, pack)
         backend, reasons = self._route(pack, needs_network=spec.net is not None, needs_serve=True)
         if backend is None:
             self.select_backend(pack, needs_network=spec.net is not None)

@@ -81,14 +81,23 @@ class ServerConfig:
         if not self.session_idle_timeout > 0:
             raise ValueError("session_idle_timeout must be positive")
         object.__setattr__(self, "languages", tuple(self.languages))
-        wall = _clip_duration(DEFAULT_LIMITS.wall_time, self.max_timeout)
-        defaults = Limits(
+        object.__setattr__(self, "defaults", self.clipped(DEFAULT_LIMITS))
+
+    def clipped(self, base: Limits) -> Limits:
+        """``base`` (validated: the core defaults, or a language's) with time, memory and output held to the ceilings.
+
+        A language's own defaults (a compiler's memory) apply on this server
+        only up to what the user allowed: never above a ceiling.
+        """
+        wall = _clip_duration(base.wall_time, self.max_timeout)
+        cpu = _clip_duration(base.cpu_time, self.max_timeout)
+        clipped = Limits(
             wall_time=wall,
-            cpu_time=wall,
-            memory=_clip_size(DEFAULT_LIMITS.memory, self.max_memory),
-            max_output=_clip_size(DEFAULT_LIMITS.max_output, self.max_output),
+            cpu_time=cpu,
+            memory=_clip_size(base.memory, self.max_memory),
+            max_output=_clip_size(base.max_output, self.max_output),
         )
-        object.__setattr__(self, "defaults", DEFAULT_LIMITS.merged(defaults).validate())
+        return base.merged(clipped).validate()
 
     def describe(self) -> str:
         """One line for logs and the server instructions: the ceilings in human units."""
@@ -105,10 +114,13 @@ class ServerConfig:
         timeout: str | float | None,
         memory: str | int | None,
         max_output: str | int | None,
+        base: Limits | None = None,
     ) -> Limits:
         """The limits for one call: the server defaults with the agent's requests merged in.
 
-        ``timeout`` sets both wall time and CPU time.
+        ``timeout`` sets both wall time and CPU time. ``base`` is the
+        language's defaults (``Sandbox.default_limits_for``), clipped to the
+        ceilings; without it, the core defaults (``defaults``).
 
         Raises:
             InvalidLimits: a value does not parse, is zero or negative, or is
@@ -127,7 +139,8 @@ class ServerConfig:
             out = _size("max_output", max_output)
             _check_cap("max_output", out, self.max_output, "--max-output", _fmt_size)
             overrides = overrides.merged(Limits(max_output=out))
-        return self.defaults.merged(overrides).validate()
+        defaults = self.defaults if base is None else self.clipped(base)
+        return defaults.merged(overrides).validate()
 
 
 def _clip_duration(value: float | Unlimited | None, cap: float | Unlimited) -> float | Unlimited | None:

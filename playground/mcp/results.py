@@ -41,7 +41,18 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
-from playground.core import LimitExceeded, Limits, Result, format_duration, format_size
+from playground.core import (
+    LimitExceeded,
+    Limits,
+    Pack,
+    Result,
+    Spec,
+    default_program_file,
+    find_locations,
+    format_duration,
+    format_size,
+    reached_note,
+)
 from playground.core.guest_text import escape, from_guest, is_clean
 
 log = logging.getLogger(__name__)
@@ -100,6 +111,14 @@ class OutFile(BaseModel):
     note: str | None = Field(default=None, description="Why the file was omitted, if it was.")
 
 
+class ErrorLocation(BaseModel):
+    """A place in the program that the output names."""
+
+    file: str = Field(description="The program's file name.")
+    line: int = Field(description="1-based line.")
+    column: int | None = Field(default=None, description="1-based column, when the message gives one.")
+
+
 class RunOutput(BaseModel):
     """The outcome of running code. A non-zero exit code or a tripped limit is still a result, not an error."""
 
@@ -120,7 +139,22 @@ class RunOutput(BaseModel):
         description="Which limit stopped the program: 'wall_time' (timeout), 'memory', 'max_output' or "
         "'fs_quota' (virtual filesystem full); null when none did.",
     )
-    message: str | None = Field(default=None, description="What the sandbox said about the limit, if one tripped.")
+    message: str | None = Field(
+        default=None,
+        description="What the sandbox said about the limit that stopped the program or that it reached, if any.",
+    )
+    limits_reached: list[str] = Field(
+        default_factory=list,
+        description="Limits the program ran into without being stopped by them, so status stays 'completed' and "
+        "exit_code is its own: 'max_procs' when the process limit refused to start a process (a fork bomb, "
+        "contained). Its output is complete, but whatever it could not start did not run; 'message' says so.",
+    )
+    error_locations: list[ErrorLocation] = Field(
+        default_factory=list,
+        description="Places in the program that its output names (a traceback's frames, a compiler's errors), "
+        "in the order they appear: the first is usually the one to fix. 'file' is the program's name in "
+        "/work ('filename', or main.<ext>).",
+    )
     usage: UsageInfo
     limits: AppliedLimits
     files: list[OutFile] = Field(default_factory=list, description="Files the program left under /out.")
@@ -219,6 +253,11 @@ def run_fields(
     """The ``RunOutput`` fields for ``result`` and the embedded-resource blocks for its /out files."""
     files, blocks = _out_files(result.files, inline_text_bytes, max_embed_bytes)
     limit: str | None = error.limit if error is not None and error.limit else None
+    reached = list(result.limits_reached) if error is None else []
+    message = escape(str(error)) if error is not None else None
+    if reached:
+        notes = "; ".join(reached_note(name, limits) for name in reached)
+        message = f"{notes}; the program ran on and exited with {result.exit_code}"
     stdout, stderr = from_guest(result.stdout), from_guest(result.stderr)
     fields: dict[str, object] = {
         "status": "limit_exceeded" if error is not None else "completed",
@@ -231,7 +270,8 @@ def run_fields(
         "stderr_escaped": not is_clean(stderr),
         "truncated": result.truncated,
         "limit_exceeded": limit,
-        "message": escape(str(error)) if error is not None else None,
+        "message": message,
+        "limits_reached": reached,
         "usage": UsageInfo(
             wall_seconds=round(result.usage.wall, 6),
             peak_memory_bytes=result.usage.peak_memory,
@@ -242,6 +282,17 @@ def run_fields(
         "files": files,
     }
     return fields, blocks
+
+
+def error_locations(pack: Pack, spec: Spec, result: Result) -> list[ErrorLocation]:
+    """The places in the program that ``result``'s output names (``core.locations``), stderr first, at most 20."""
+    program = spec.main_file or default_program_file(pack, result.backend)
+    found = []
+    for stream in (result.stderr, result.stdout):
+        text = from_guest(stream)
+        found += [ErrorLocation(file=escape(loc.file), line=loc.line, column=loc.column)
+                  for loc in find_locations(text, pack.error_locations, program)]
+    return found[:20]
 
 
 def tool_result(output: BaseModel, blocks: list[ContentBlock] | None = None) -> CallToolResult:

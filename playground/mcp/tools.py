@@ -53,6 +53,7 @@ from playground.core import (
     clean_key,
     format_duration,
     format_size,
+    program_file,
 )
 from playground.mcp.config import ServerConfig
 from playground.mcp.inputs import Duration, Size
@@ -64,6 +65,7 @@ from playground.mcp.results import (
     SessionOutput,
     VariantInfo,
     applied_limits,
+    error_locations,
     run_fields,
     tool_result,
 )
@@ -129,6 +131,10 @@ async def execute_code(
         description="Binary files for /work: relative path -> base64-encoded bytes. Same rules as "
         "'work_files'; a path may appear in only one of the two.")] = None,
     args: Annotated[list[str] | None, Field(description="Command-line arguments for the program.")] = None,
+    filename: Annotated[str | None, Field(
+        description="The program's file name, e.g. 'solver.py' or 'Hello.java' (default main.<ext>, Main.java "
+        "for Java): it is stored as /work/<filename>, so tracebacks and compiler errors name it, and "
+        "'error_locations' refer to it. A plain name with one of the language's extensions.")] = None,
     timeout: TimeoutArg = None,
     memory: MemoryArg = None,
     max_output: MaxOutputArg = None,
@@ -152,14 +158,18 @@ async def execute_code(
     A non-zero exit code is a normal result. When a limit stops the program
     (timeout, memory, output size, filesystem quota) the result is still
     returned, with status 'limit_exceeded', the limit's name in
-    'limit_exceeded', and the output captured up to that point.
+    'limit_exceeded', and the output captured up to that point. A program
+    that ran to its end but was refused a process by the process limit
+    (a fork bomb, contained) is 'completed' with 'max_procs' in
+    'limits_reached' and a 'message' that says so.
     """
     state = _state(ctx)
     pack = _resolve_language(state, language)
-    limits = _request_limits(state.config, timeout, memory, max_output)
+    limits = _request_limits(state, pack, timeout, memory, max_output)
     spec = _build_spec(config=state.config, pack=pack, code=code, code_encoding=code_encoding, stdin=stdin,
                        files=files, files_base64=files_base64, work_files=work_files,
-                       work_files_base64=work_files_base64, args=args, limits=limits, packages=packages)
+                       work_files_base64=work_files_base64, args=args, limits=limits, packages=packages,
+                       filename=filename)
     error: LimitExceeded | None = None
     async with state.gate:
         progress = _progress_reporter(ctx)
@@ -175,13 +185,14 @@ async def execute_code(
             result = exc.result or Result()
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
-    resolved = state.sandbox.resolve_limits(limits)
+    resolved = state.sandbox.resolve_limits(limits, pack)
     fields, blocks = run_fields(
         result, language=pack.name, limits=resolved, error=error,
         inline_text_bytes=state.config.inline_text_bytes, max_embed_bytes=state.config.max_embed_bytes,
     )
     if error is None and result.exit_code != 0:  # ModuleNotFoundError: which runtime has it, or add it as a package
         fields["hint"] = state.sandbox.hint(spec, result)
+    fields["error_locations"] = error_locations(pack, spec, result)
     return tool_result(RunOutput.model_validate(fields), blocks)
 
 
@@ -230,7 +241,7 @@ async def eval_session(
         if not language:
             raise ToolError("give 'language' to start a new session, or 'session_id' to continue one")
         pack = _resolve_language(state, language)
-        limits = _request_limits(state.config, timeout, memory, max_output)
+        limits = _request_limits(state, pack, timeout, memory, max_output)
         session = await _create_session(state, pack, limits)
 
     error: LimitExceeded | None = None
@@ -328,10 +339,12 @@ def _resolve_language(state: ServerState, language: str) -> Pack:
     return pack
 
 
-def _request_limits(config: ServerConfig, timeout: str | float | None, memory: str | int | None,
+def _request_limits(state: ServerState, pack: Pack, timeout: str | float | None, memory: str | int | None,
                     max_output: str | int | None) -> Limits:
+    """The call's limits over the language's defaults (a compiler's memory), held to the server's ceilings."""
     try:
-        return config.request_limits(timeout=timeout, memory=memory, max_output=max_output)
+        base = state.sandbox.default_limits_for(pack)
+        return state.config.request_limits(timeout=timeout, memory=memory, max_output=max_output, base=base)
     except SandboxError as exc:  # InvalidLimits
         raise ToolError(str(exc)) from None
 
@@ -356,6 +369,7 @@ def _build_spec(
     work_files: dict[str, str] | None = None,
     work_files_base64: dict[str, str] | None = None,
     packages: list[str] | None = None,
+    filename: str | None = None,
 ) -> Spec:
     source: str | bytes = code
     if code_encoding == "base64":
@@ -375,9 +389,20 @@ def _build_spec(
     inputs, work = _input_files(config, files or {}, files_base64 or {}, work_files or {}, work_files_base64 or {})
     try:
         return Spec(lang=pack.name, code=source, args=arg_list, stdin=stdin_bytes, files=inputs, work_files=work,
-                    limits=limits, packages=packages or ())
+                    limits=limits, packages=packages or (), main_file=_program_file(pack, filename))
     except SandboxError as exc:  # InvalidSpec
         raise ToolError(str(exc)) from None
+
+
+def _program_file(pack: Pack, filename: str | None) -> str | None:
+    """``filename`` as the program's name in /work, or None for the pack's; a name it cannot take is a tool error."""
+    if filename is None:
+        return None
+    if program_file(pack, filename) != filename:
+        shown = ", ".join(pack.extensions) or "any"
+        raise ToolError(f"filename {_short(filename)}: give a plain file name (no directory); {pack.name} "
+                        f"needs one of its extensions ({shown}) when it compiles or transforms the program")
+    return filename
 
 
 def _input_files(

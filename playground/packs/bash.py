@@ -16,6 +16,8 @@ PACK = Pack(
     docker=DockerSpec(image="bash:5", cmd=("bash", "{main}", "{args}"), main_file="main.sh", typical_start=0.225),
     example='name="world"\necho "hello, $name from bash $BASH_VERSION"\n',
     description="GNU Bash in a hardened container",
+    # '/work/main.sh: line 3: nope: command not found', syntax errors likewise.
+    error_locations=(r"(?P<file>[^\s:]+): line (?P<line>\d+):",),
 )
 
 __all__ = ["PACK"]

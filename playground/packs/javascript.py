@@ -17,4 +17,6 @@ PACK = Pack(
     caps=Capabilities(sessions=True, serve_handler=True),
     example='const xs = [1, 2, 3].map((n) => n * n);\nconsole.log("squares:", xs);\n',
     description="JavaScript (QuickJS-NG in WebAssembly)",
+    # QuickJS: '    at f (/work/main.js:2:10)', a syntax error '    at /work/main.js:2:9'.
+    error_locations=(r"(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
 )

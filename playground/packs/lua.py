@@ -15,4 +15,6 @@ PACK = Pack(
     caps=Capabilities(sessions=True),
     example='print("hello from " .. _VERSION)\n',
     description="Lua 5.4 (in WebAssembly; no os.execute or temp files)",
+    # 'lua: /work/main.lua:2: attempt to index...' and traceback lines '\t/work/main.lua:5: in main chunk'.
+    error_locations=(r"(?P<file>[^\s:]+\.lua):(?P<line>\d+):",),
 )

@@ -16,6 +16,8 @@ PACK = Pack(
     docker=DockerSpec(image="node:22-slim", cmd=("node", "{main}", "{args}"), main_file="main.js", typical_start=0.41),
     example='const os = require("os");\nconsole.log(`hello from node ${process.version} on ${os.platform()}`);\n',
     description="Node.js in a hardened container",
+    # '/work/main.js:2' above the source line, and stack frames '    at f (/work/main.js:2:12)'.
+    error_locations=(r"(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
 )
 
 __all__ = ["PACK"]

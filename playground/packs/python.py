@@ -70,4 +70,6 @@ PACK = Pack(
     caps=Capabilities(sessions=True, serve_socket=True, packages=True),
     example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",
     description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",
+    # Tracebacks and syntax errors: '  File "/work/main.py", line 5, in <module>'.
+    error_locations=(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+)',),
 )

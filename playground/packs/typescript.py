@@ -11,7 +11,9 @@ PACK = Pack(
     wasm=WasmSpec(
         module=QUICKJS,
         args=("--", "{main}", "{args}"),
-        main_file="main.js",
+        # The JavaScript is stored under the TypeScript's name, on the TypeScript's lines (backends/wasm/tslines.py),
+        # so a runtime error names main.ts and the line the user wrote.
+        main_file="main.ts",
         transform="typescript",
         transformer=TYPESCRIPT_TRANSFORM,
         typical_start=0.005,  # bench/coldstart.py, Sandbox.run p50 (transform included)
@@ -19,4 +21,6 @@ PACK = Pack(
     caps=Capabilities(),
     example="function greet(name: string): string {\n  return `hello, ${name}`;\n}\nconsole.log(greet(\"ts\"));\n",
     description="TypeScript (types stripped in WebAssembly, run on QuickJS-NG)",
+    # Runtime errors '    at f (/work/main.ts:4:9)' (the TypeScript's lines), syntax errors 'main.ts:2: syntax error'.
+    error_locations=(r"(?P<file>[^\s():]+\.[cm]?ts):(?P<line>\d+)(?::(?P<col>\d+))?",),
 )

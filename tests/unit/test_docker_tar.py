@@ -206,7 +206,7 @@ def test_wrapper_quotes_arguments_and_chains_compile() -> None:
     spec = DockerSpec(image="i", compile=("cc", "{main}"), cmd=("/work/a.out", "{args}"), main_file="m.c")
     script = wrapper_script(spec, ["$(reboot)", "it's"])
     assert "cc /work/m.c </dev/null 3<&- && exec /work/a.out '$(reboot)' 'it'\"'\"'s' <&3 3<&-" in script
-    assert "kill -s KILL -1" in script
+    assert "kill -s KILL -- -1" in script  # dash reads a bare -1 as an option and kills nothing
 
 
 def test_input_archive_layout() -> None:
@@ -252,7 +252,7 @@ def test_wrapper_argv_carries_the_env_but_no_marker() -> None:
     assert "--bounding-set=-all" in script and "--inh-caps=-all" in script
     assert 'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest"' in script
     # Nothing of the guest may still write when the trailer starts.
-    assert script.index("kill -s KILL -1") < script.index("printf '\\036%s\\n' \"$mark\"")
+    assert script.index("kill -s KILL -- -1") < script.index("printf '\\036%s\\n' \"$mark\"")
 
 
 def test_guest_part_cannot_end_its_here_document_early() -> None:
