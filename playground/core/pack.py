@@ -168,7 +168,9 @@ class DockerSpec:
 
     ``image`` is the official reference (pinned by digest when known);
     ``compile`` runs first (its failure is the run's result); ``cmd`` runs
-    the program; both may use ``{main}`` and ``{args}`` like ``WasmSpec``.
+    the program; both may use ``{main}`` and ``{args}`` like ``WasmSpec``,
+    and ``{stem}``: the program file's name without its extension (Java's
+    class, named after the file the user gave, ``Spec.main_file``).
     """
 
     image: str
