@@ -85,6 +85,15 @@ class ShortcutRow:
     keys: tuple[str, ...]
 
 
+#: Keys of the REPL input, which are not menu commands (``repl_pane.ReplInput`` handles them).
+REPL_KEYS = [
+    ShortcutRow("REPL input", "Run the input", ("Return",)),
+    ShortcutRow("REPL input", "New line", ("Shift+Return",)),
+    ShortcutRow("REPL input", "Previous / next input", ("Up", "Down")),
+    ShortcutRow("REPL input", "Interrupt", ("Esc",)),
+]
+
+
 def _plain(text: str) -> str:
     return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip(".…")
 

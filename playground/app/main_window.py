@@ -241,11 +241,7 @@ class MainWindow(QMainWindow):
 
     def shortcuts_dialog(self) -> dialogs.ShortcutsDialog:
         """Help > Keyboard Shortcuts, read from the menus now (plus the keys of the REPL input)."""
-        extra = [dialogs.ShortcutRow("REPL input", "Run the input", ("Return",)),
-                 dialogs.ShortcutRow("REPL input", "New line", ("Shift+Return",)),
-                 dialogs.ShortcutRow("REPL input", "Previous / next input", ("Up", "Down")),
-                 dialogs.ShortcutRow("REPL input", "Interrupt", ("Esc",))]
-        dialog = dialogs.ShortcutsDialog(self.menuBar(), extra, self)
+        dialog = dialogs.ShortcutsDialog(self.menuBar(), dialogs.REPL_KEYS, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         return dialog
 

@@ -10,7 +10,7 @@ the eval still runs and a flood is painted in slices.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -48,12 +48,21 @@ class ReplInput(QPlainTextEdit):
         self._index = 0
         self._draft = ""
         self.setPlaceholderText("Enter runs · Shift+Enter new line · ↑/↓ history · Esc interrupts")
-        self.setMaximumHeight(110)
+        self._fit_height()
         self.setTabChangesFocus(False)
 
     def set_history(self, history: list[str]) -> None:
         self.history = history
         self._index = len(history)
+
+    def _fit_height(self) -> None:
+        """Room for about five lines in the current font (zoom changes it)."""
+        self.setMaximumHeight(self.fontMetrics().lineSpacing() * 5 + 14)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_height()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key, mods = event.key(), event.modifiers()

@@ -28,8 +28,9 @@ _PYTHON: Final = (
     (re.compile(r"\bserve_forever\s*\("), "calls serve_forever()"),
     (re.compile(r"^\s*(?:from|import)\s+(?:http\.server|socketserver)\b", re.M), "uses http.server"),
     (re.compile(r"\bHTTPServer\s*\("), "creates an HTTPServer"),
-    (re.compile(r"\.listen\s*\("), "calls listen()"),
-    (re.compile(r"\b(?:uvicorn\.run|web\.run_app|app\.run)\s*\("), "starts a web framework's server"),
+    (re.compile(r"\bsocket\b.*\.listen\s*\(", re.S), "listens on a socket"),  # not turtle's listen()
+    (re.compile(r"\b(?:uvicorn\.run|web\.run_app)\s*\(|\bflask\b.*\.run\s*\(", re.S | re.I),
+     "starts a web framework's server"),
 )
 _BY_LANGUAGE: Final = {
     "javascript": _JS,
