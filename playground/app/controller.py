@@ -96,7 +96,7 @@ class Controller:
         self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks)
         self.runs = RunController(sandbox, view, limits=self._current_limits, make_spec=self._spec,
                                   status_text=self.language_status_text, tasks=self._tasks)
-        self.document = DocumentController(view, set_language=self.set_language, language_of=self._language_of,
+        self.document = DocumentController(view, set_language=self._pick_language, language_of=self._language_of,
                                            recovery=recovery)
         self._inputs: dict[str, bytes] = {}
         self._work: dict[str, bytes] = {}
@@ -222,6 +222,11 @@ class Controller:
                     main_file=self._main_file(), limits=limits)
 
     # -- the editor's file (DocumentController) ----------------------------------------
+
+    def _pick_language(self, language: str) -> None:
+        """A file, an example or a crash copy named ``language``: select it if this build has it."""
+        if language in self.sandbox.languages():
+            self.set_language(language)
 
     def _language_of(self, filename: str) -> str | None:
         try:

@@ -285,3 +285,18 @@ def test_only_buffers_newer_than_the_last_save_come_back(tmp_path: Path) -> None
         for store in stores:
             store.close()
     assert source.read_text() == "saved later\n" and list(folder.iterdir()) == []
+
+
+def test_a_crash_copy_in_a_language_this_build_lacks_still_comes_back(
+    qtbot: object, qloop: object, tmp_path: Path, settings_file: Path
+) -> None:
+    folder = tmp_path / "recovery"
+    crash_leaving(folder, [Unsaved(text="IDENTIFICATION DIVISION.", language="cobol", path="", saved_at=time.time())])
+    pg = make_playground(qtbot, settings_file, default_sandbox(), recovery=folder)  # type: ignore[arg-type]
+    try:
+        assert pg.window.code() == "IDENTIFICATION DIVISION." and pg.window.code_modified()
+        assert pg.window.current_language() in pg.controller.sandbox.languages()  # unchanged, still valid
+    finally:
+        pg.window.set_code_modified(False)
+        pg.window.close()
+        pg.wait(pg.controller.shutdown())
