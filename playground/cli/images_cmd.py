@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from playground.cli import exitcodes
-from playground.core import PREFER_WASM, Diagnosable, Policy, Sandbox
+from playground.core import PREFER_WASM, Diagnosable, Diagnostic, Policy, Sandbox
 from playground.resource_files import resource_path
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -54,7 +54,7 @@ def show(make_sandbox: SandboxFactory) -> int:
     sandbox = make_sandbox(PREFER_WASM)
     try:
         docker = sandbox.backends.get("docker")
-        lines = docker.diagnostics() if isinstance(docker, Diagnosable) else []
+        lines: list[Diagnostic] = docker.diagnostics() if isinstance(docker, Diagnosable) else []
     finally:
         sandbox.close()
     images = [d for d in lines if d.name.startswith(IMAGE_LINE)]
