@@ -34,6 +34,7 @@ from playground.app.editor import CodeEditor
 from playground.app.error_links import ErrorLinks
 from playground.app.files_panel import FilesPanel
 from playground.app.highlighter import Highlighter
+from playground.app.input_line import InputLine, with_input_line
 from playground.app.limits_panel import LimitsPanel
 from playground.app.menus import build_menus
 from playground.app.output_buffer import OutputBuffer
@@ -41,7 +42,7 @@ from playground.app.output_view import OutputView
 from playground.app.repl_pane import ReplPane
 from playground.app.service_pane import ServicePane
 from playground.app.themes import LIGHT, Theme, apply_theme
-from playground.core import DEFAULT_LIMITS, Diagnostic, Limits
+from playground.core import DEFAULT_LIMITS, Diagnostic, InputStream, Limits
 from playground.core.guest_text import escape
 from playground.core.pack import Pack
 
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self.highlighter = Highlighter(self.editor.document(), style=LIGHT.pygments_style)
         self.output = OutputView()
         self.error_links = ErrorLinks(self.output, self.editor)
+        self.input_line = InputLine()
         self.limits = LimitsPanel(defaults)
         self.files = FilesPanel()
         self.repl = ReplPane()
@@ -113,7 +115,7 @@ class MainWindow(QMainWindow):
 
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(self.editor)
-        left.addWidget(self.output)
+        left.addWidget(with_input_line(self.output, self.input_line))
         left.setStretchFactor(0, 3)
         left.setStretchFactor(1, 2)
         self.tabs = QTabWidget()
@@ -320,6 +322,12 @@ class MainWindow(QMainWindow):
         self.run_button.setEnabled(not running)
         self.stop_action.setEnabled(running)
         self.stop_button.setEnabled(running)
+
+    def start_input(self, buffer: OutputBuffer) -> tuple[bytes | None, InputStream | None]:
+        return self.input_line.start_run(buffer)
+
+    def end_input(self) -> None:
+        self.input_line.end_run()
 
     def begin_output(self, buffer: OutputBuffer, summary_html: str) -> None:
         self.error_links.clear()

@@ -5,11 +5,14 @@ own threads). Before it starts, a program that is a web server (see
 ``server_hint``) gets "this is a server: use Serve" at once instead of a
 10 s wait for a timeout; pressing Run again on the same code runs it anyway.
 When a run fails, the output pane scrolls its first error line into view.
+While a run goes, what the user types under the output is its keyboard
+(``input_line``); a stdin text, when given, is its whole stdin instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -20,7 +23,16 @@ from playground.app.run_summary import Summary, human_duration, summarize_limit,
 from playground.app.server_hint import server_evidence
 from playground.app.tasks import BackgroundTasks
 from playground.app.themes import Theme
-from playground.core import InvalidLimits, LimitExceeded, Limits, Result, Sandbox, SandboxError, Spec
+from playground.core import (
+    InputStream,
+    InvalidLimits,
+    LimitExceeded,
+    Limits,
+    Result,
+    Sandbox,
+    SandboxError,
+    Spec,
+)
 from playground.core.locations import default_program_file
 from playground.core.pack import Pack
 
@@ -43,6 +55,8 @@ class RunView(Protocol):
     def show_tab(self, name: str) -> None: ...
     def theme(self) -> Theme: ...
     def show_error_locations(self, pack: Pack, program: str) -> None: ...
+    def start_input(self, buffer: OutputBuffer) -> tuple[bytes | None, InputStream | None]: ...
+    def end_input(self) -> None: ...
 
 
 class RunController:
@@ -98,11 +112,14 @@ class RunController:
             self._refuse(f"Not run: {exc}")
             return
         buffer = OutputBuffer()
+        stdin, keyboard = self.view.start_input(buffer)  # the stdin text, or typing while it runs
+        if stdin is not None:
+            spec = dataclasses.replace(spec, stdin=stdin)
         self._shown = Summary("running", f"Running {language}…")
         self.view.begin_output(buffer, self._html(self._shown))
         self.view.set_running(True)
         self.backend = self.sandbox.status(language).backend
-        self._task = self._tasks.spawn(self._run(spec, limits, buffer))
+        self._task = self._tasks.spawn(self._run(spec, limits, buffer, keyboard))
 
     def _server_hint(self, language: str, code: str) -> bool:
         """Say "use Serve" instead of running a server; True when it did (the second Run in a row runs)."""
@@ -145,7 +162,7 @@ class RunController:
         self._shown = summary
         self.view.set_summary(self._html(summary))
 
-    async def _run(self, spec: Spec, limits: Limits, buffer: OutputBuffer) -> None:
+    async def _run(self, spec: Spec, limits: Limits, buffer: OutputBuffer, keyboard: InputStream | None) -> None:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
 
@@ -158,7 +175,7 @@ class RunController:
 
         result: Result | None = None
         try:
-            result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress)
+            result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
             summary = summarize_result(result, limits)
         except LimitExceeded as exc:
             result = exc.result
@@ -171,6 +188,8 @@ class RunController:
             log.exception("run failed")
             summary = Summary("error", f"internal error: {exc!r}")
         finally:
+            if not self.closed:
+                self.view.end_input()
             if result is not None and result.truncated:
                 buffer.note(f"[output truncated at {limits.max_output} bytes]")
             buffer.finish()
