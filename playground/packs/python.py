@@ -2,38 +2,12 @@
 
 from playground.core import Capabilities, DockerSpec, Pack, WasmSpec, WasmVariant
 from playground.packs import scientific
+from playground.packs.python_boot import run_file_script
 from playground.packs.runtimes import CPYTHON
 
-#: Runs the program as ``python main.py`` would, from ``/work``. wasi-libc starts every program in ``/``
-#: and CPython cannot be told otherwise, so this ``-c`` script changes directory, then compiles and runs
-#: the file in ``__main__`` with ``sys.argv``, ``sys.path[0]`` and ``__file__`` as for a script, leaves no
-#: name of its own behind, and drops its own frame from a traceback (exit 1, or 130 for
-#: KeyboardInterrupt, as CPython).
-BOOT = """\
-def _playground_main():
-    import os, sys, __main__
-    del __main__._playground_main
-    path = sys.argv.pop(1)
-    sys.argv[0] = path
-    sys.path[0] = os.path.dirname(path)
-    try:
-        os.chdir("/work")
-    except OSError:
-        pass
-    __main__.__file__ = path
-    __main__.__cached__ = None
-    try:
-        with open(path, "rb") as source:
-            code = compile(source.read(), path, "exec", dont_inherit=True)
-        exec(code, __main__.__dict__)
-    except SystemExit:
-        raise
-    except BaseException as exc:
-        exc.__traceback__ = exc.__traceback__.tb_next
-        sys.excepthook(type(exc), exc, exc.__traceback__)
-        raise SystemExit(130 if isinstance(exc, KeyboardInterrupt) else 1) from None
-_playground_main()
-"""
+#: Runs the program as ``python main.py`` would, from ``/work`` (see ``python_boot``); the script's
+#: folder replaces ``sys.path[0]`` as for any script.
+BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)")
 
 PACK = Pack(
     name="python",

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Final
 
 from playground.core import Artifact, Mount
+from playground.packs.python_boot import run_file_script
 
 SCIENTIFIC_CPYTHON = Artifact(
     name="python-3.15-scientific.wasm",
@@ -167,29 +168,8 @@ del _playground_figures
 #: script's directory is inserted into ``sys.path`` rather than replacing the first entry (the library),
 #: and ``PYTHONPATH`` (where a run's added packages are, ``core.package_tree``) is honoured here, in the
 #: place CPython gives it: after the script's directory, before the library.
-BOOT: Final = MPL_SHOW + """
-def _playground_main():
-    import os, sys, __main__
-    del __main__._playground_main
-    path = sys.argv.pop(1)
-    sys.argv[0] = path
+BOOT: Final = MPL_SHOW + run_file_script(
+    """\
     sys.path.insert(0, os.path.dirname(path))
-    sys.path[1:1] = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
-    try:
-        os.chdir("/work")
-    except OSError:
-        pass
-    __main__.__file__ = path
-    __main__.__cached__ = None
-    try:
-        with open(path, "rb") as source:
-            code = compile(source.read(), path, "exec", dont_inherit=True)
-        exec(code, __main__.__dict__)
-    except SystemExit:
-        raise
-    except BaseException as exc:
-        exc.__traceback__ = exc.__traceback__.tb_next
-        sys.excepthook(type(exc), exc, exc.__traceback__)
-        raise SystemExit(130 if isinstance(exc, KeyboardInterrupt) else 1) from None
-_playground_main()
-"""
+    sys.path[1:1] = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]"""
+)

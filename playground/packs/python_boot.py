@@ -1,0 +1,42 @@
+"""The ``-c`` script both Python runtimes start with: run the user's file as ``python FILE`` would, from ``/work``.
+
+wasi-libc starts every program in ``/`` and CPython cannot be told otherwise,
+so this script changes directory, then compiles and runs the file in
+``__main__`` with ``sys.argv``, ``sys.path`` and ``__file__`` as for a
+script, leaves no name of its own behind, and drops its own frame from a
+traceback (exit 1, or 130 for KeyboardInterrupt, as CPython). The runtimes
+differ only in how the script's folder joins ``sys.path`` (``path_setup``).
+"""
+
+from typing import Final
+
+_TEMPLATE: Final = """\
+def _playground_main():
+    import os, sys, __main__
+    del __main__._playground_main
+    path = sys.argv.pop(1)
+    sys.argv[0] = path
+{path_setup}
+    try:
+        os.chdir("/work")
+    except OSError:
+        pass
+    __main__.__file__ = path
+    __main__.__cached__ = None
+    try:
+        with open(path, "rb") as source:
+            code = compile(source.read(), path, "exec", dont_inherit=True)
+        exec(code, __main__.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        exc.__traceback__ = exc.__traceback__.tb_next
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        raise SystemExit(130 if isinstance(exc, KeyboardInterrupt) else 1) from None
+_playground_main()
+"""
+
+
+def run_file_script(path_setup: str) -> str:
+    """The boot script with ``path_setup`` (lines indented by four spaces) placing the script's folder."""
+    return _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))
