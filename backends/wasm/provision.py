@@ -24,7 +24,6 @@ about 30 MB and compiles for a minute or two.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -38,19 +37,22 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from backends.wasm.artifacts import cache_root
+from backends.wasm.artifacts import cache_root, sha256_file
 from backends.wasm.recipes import RECIPES, BuildError, run_tool, zig_for
+
+from playground.resource_files import resource_path
 
 __all__ = [
     "BuildError",
     "Runtime",
     "load_manifest",
+    "manifest_path",
     "produce",
     "provision",
     "provision_artifacts",
     "provision_one",
+    "sha256_file",
 ]
-from playground.resource_files import resource_path
 
 Progress = Callable[[str], None]
 _CHUNK: Final = 1 << 20
@@ -87,14 +89,6 @@ def load_manifest(path: Path | None = None) -> list[Runtime]:
 
 def installed_path(runtime: Runtime, root: Path) -> Path:
     return root / "artifacts" / runtime.sha256 / runtime.filename
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def is_installed(runtime: Runtime, root: Path) -> bool:
