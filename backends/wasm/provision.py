@@ -39,7 +39,6 @@ from typing import Any, Final
 
 from backends.wasm.artifacts import cache_root, sha256_file
 from backends.wasm.recipes import RECIPES, BuildError, run_tool, zig_for
-
 from playground.resource_files import resource_path
 
 __all__ = [
