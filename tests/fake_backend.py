@@ -11,7 +11,16 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 
-from playground.core import Limits, Outcome, OutputCapture, Pack, Request, SessionRequest, TimeLimitExceeded
+from playground.core import (
+    InputStream,
+    Limits,
+    Outcome,
+    OutputCapture,
+    Pack,
+    Request,
+    SessionRequest,
+    TimeLimitExceeded,
+)
 
 Handler = Callable[[Request], Outcome | Awaitable[Outcome]]
 
@@ -84,7 +93,9 @@ class FakeGuestSession:
     def alive(self) -> bool:
         return self._alive
 
-    async def eval(self, code: str, output: OutputCapture, limits: Limits) -> Outcome:
+    async def eval(
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+    ) -> Outcome:
         wall = limits.get("wall_time")
         try:
             return await asyncio.wait_for(self._eval(code, output), wall)

@@ -91,6 +91,8 @@ REPL_KEYS = [
     ShortcutRow("REPL input", "New line", ("Shift+Return",)),
     ShortcutRow("REPL input", "Previous / next input", ("Up", "Down")),
     ShortcutRow("REPL input", "Interrupt", ("Esc",)),
+    ShortcutRow("REPL input", "While an input runs: send a line to its input()", ("Return",)),
+    ShortcutRow("REPL input", "While an input runs: end of input", ("Ctrl+D",)),
 ]
 
 

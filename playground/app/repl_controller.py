@@ -6,6 +6,8 @@ streams into the pane as the guest writes it (``Session.eval``'s
 ``on_output`` fills an ``OutputBuffer`` the pane drains); the status line
 then says what the eval used of its limits. After a limit or an interrupt
 the next input runs in a fresh interpreter and the pane says ``restarted``.
+Each eval gets a keyboard (``InputStream``) the pane feeds while it runs,
+so ``input()`` in the code reads what the user types (issue #17).
 Where no backend offers sessions for a language, the pane shows the core's
 ``Unsupported`` / ``BackendUnavailable`` reason.
 """
@@ -20,6 +22,7 @@ from playground.app.output_buffer import OutputBuffer
 from playground.app.run_summary import limits_used, summarize_limit
 from playground.app.tasks import BackgroundTasks
 from playground.core import (
+    InputStream,
     LimitExceeded,
     Limits,
     Sandbox,
@@ -43,6 +46,7 @@ class ReplView(Protocol):
     def set_available(self, available: bool) -> None: ...
     def append(self, text: str, kind: str) -> None: ...
     def stream(self, buffer: OutputBuffer) -> None: ...
+    def attach_keyboard(self, keyboard: InputStream, echo: OutputBuffer) -> None: ...
 
 
 class ReplController:
@@ -163,9 +167,11 @@ class ReplController:
                 return
             buffer = OutputBuffer()
             view.stream(buffer)
+            keyboard = InputStream()  # closed by the pane when the eval ends (set_busy False)
+            view.attach_keyboard(keyboard, buffer)
             self._running = session
             try:
-                result = await session.eval(code, on_output=buffer.write)
+                result = await session.eval(code, on_output=buffer.write, input=keyboard)
             except asyncio.CancelledError:
                 if not self.closed:
                     buffer.note("interrupted: the interpreter was stopped; the next input starts a fresh one")
@@ -183,6 +189,7 @@ class ReplController:
                 buffer.note(str(exc))
                 return
             finally:
+                keyboard.close()
                 buffer.finish()
                 self._running = None
             if self._interrupting:

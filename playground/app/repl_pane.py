@@ -1,7 +1,10 @@
 """The REPL pane: one transcript and history per language, multi-line input, output streamed live.
 
 Enter submits, Shift+Enter inserts a newline, Up/Down walk the history when
-the cursor is on the first/last line. The controller owns the sessions and
+the cursor is on the first/last line. While an eval runs the input is its
+keyboard (issue #17): Enter sends the typed line to the eval's stdin
+(``input()`` in the code), echoed into the transcript, and Ctrl+D is end of
+input; such lines are not code and stay out of the history. The controller owns the sessions and
 calls the setters; the pane only shows and collects text. An eval's output
 arrives in an ``OutputBuffer`` (filled on the guest's worker thread) that a
 timer on the GUI thread drains every ``FLUSH_MS``, so output appears while
@@ -26,13 +29,15 @@ from playground.app.editor import monospace_font
 from playground.app.output_buffer import OutputBuffer
 from playground.app.text_styles import formats_for, recolour
 from playground.app.themes import LIGHT, Theme
-from playground.core import Stream
+from playground.core import InputStream, Stream
 
 #: At most this many characters of one entry (or of one eval's output) are shown.
 MAX_SHOWN = 64 * 1024
 FLUSH_MS = 40
 #: Characters drained per tick (the transcript is capped per eval, so this stays cheap).
 BATCH = 16 * 1024
+IDLE_HINT = "Enter runs · Shift+Enter new line · ↑/↓ history · Esc interrupts"
+RUNNING_HINT = "Running: a line typed here goes to its input() (Enter sends, Ctrl+D ends input, Esc interrupts)"
 _KINDS = {Stream.STDOUT: "stdout", Stream.STDERR: "stderr", None: "note"}
 
 
@@ -41,13 +46,17 @@ class ReplInput(QPlainTextEdit):
 
     submitted = Signal(str)
     interruptRequested = Signal()  # Escape while an eval runs
+    lineEntered = Signal(str)  # Enter while the input is the running eval's keyboard
+    endOfInput = Signal()  # Ctrl+D while the input is the running eval's keyboard
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.history: list[str] = []
         self._index = 0
         self._draft = ""
-        self.setPlaceholderText("Enter runs · Shift+Enter new line · ↑/↓ history · Esc interrupts")
+        #: True while an eval runs with a keyboard: Enter sends a line to it instead of submitting code.
+        self.line_mode = False
+        self.setPlaceholderText(IDLE_HINT)
         self._fit_height()
         self.setTabChangesFocus(False)
 
@@ -69,6 +78,17 @@ class ReplInput(QPlainTextEdit):
         cursor = self.textCursor()
         if key == Qt.Key.Key_Escape:
             self.interruptRequested.emit()
+            return
+        if self.line_mode:
+            if key == Qt.Key.Key_D and mods & Qt.KeyboardModifier.ControlModifier:
+                self.endOfInput.emit()
+                return
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not mods & Qt.KeyboardModifier.ShiftModifier:
+                text = self.toPlainText()
+                self.clear()
+                self.lineEntered.emit(text)
+                return
+            super().keyPressEvent(event)
             return
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if mods & Qt.KeyboardModifier.ShiftModifier:
@@ -140,6 +160,10 @@ class ReplPane(QWidget):
         self._last_kind = ""
         self._streamed = 0
         self._stream_capped = False
+        self._keyboard: InputStream | None = None
+        self._echo: OutputBuffer | None = None
+        self.input.lineEntered.connect(self.send_line)
+        self.input.endOfInput.connect(self.end_input)
         self._timer = QTimer(self)
         self._timer.setInterval(FLUSH_MS)
         self._timer.timeout.connect(self.flush)
@@ -174,10 +198,57 @@ class ReplPane(QWidget):
     def set_busy(self, busy: bool) -> None:
         """``busy`` False also paints what is left of the eval's output: idle means the transcript is complete."""
         if not busy:
+            self._detach_keyboard()
             self._drain_all()
         self._busy = busy
-        self.input.setReadOnly(busy)
+        self.input.setReadOnly(busy and self._keyboard is None)
         self.reset_button.setEnabled(self._available and not busy)
+
+    # -- the running eval's keyboard ---------------------------------------------
+
+    def attach_keyboard(self, keyboard: InputStream, echo: OutputBuffer) -> None:
+        """While the eval runs, lines typed in the input go to ``keyboard``, echoed into ``echo``."""
+        self._keyboard, self._echo = keyboard, echo
+        self.input.line_mode = True
+        self.input.setReadOnly(False)
+        self.input.setPlaceholderText(RUNNING_HINT)
+
+    def _detach_keyboard(self) -> None:
+        if self._keyboard is not None:
+            self._keyboard.close()
+        self._keyboard = self._echo = None
+        self.input.line_mode = False
+        self.input.setPlaceholderText(IDLE_HINT)
+        self.input.setReadOnly(self._busy)
+
+    @property
+    def keyboard(self) -> InputStream | None:
+        """The running eval's keyboard (None when idle)."""
+        return self._keyboard
+
+    def send_line(self, text: str) -> None:
+        """Enter during an eval: ``text`` and a newline go to its stdin and are echoed (never blocks)."""
+        keyboard = self._keyboard
+        if keyboard is None or keyboard.closed:
+            return
+        data = (text + "\n").encode("utf-8")
+        keyboard.write(data)
+        if self._echo is not None:
+            self._echo.write(Stream.STDOUT, data)  # where a terminal shows what was typed
+
+    def end_input(self) -> None:
+        """Ctrl+D during an eval: what is typed goes without a newline, then end of file."""
+        keyboard = self._keyboard
+        if keyboard is None or keyboard.closed:
+            return
+        text = self.input.toPlainText()
+        if text:
+            data = text.encode("utf-8")
+            keyboard.write(data)
+            if self._echo is not None:
+                self._echo.write(Stream.STDOUT, data)
+            self.input.clear()
+        keyboard.close()
 
     def set_available(self, available: bool) -> None:
         self._available = available

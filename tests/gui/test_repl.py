@@ -116,10 +116,10 @@ def test_repl_flow_with_a_scripted_session_backend(qtbot: QtBot, qloop: object, 
         repl.input.setPlainText("sleep 30")
         qtbot.keyClick(repl.input, Qt.Key.Key_Return)
         qtbot.wait(200)
-        assert repl.input.isReadOnly()  # busy
+        assert pg.controller.repl.busy and repl.input.line_mode  # typing goes to the eval's stdin now
         qtbot.keyClick(repl.input, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda: "interrupted" in repl.transcript_text(), timeout=5_000)
-        qtbot.waitUntil(lambda: not repl.input.isReadOnly(), timeout=5_000)
+        qtbot.waitUntil(lambda: not pg.controller.repl.busy and not repl.input.line_mode, timeout=5_000)
         submit(pg, "set y 1")
         repl.reset_button.click()
         qtbot.waitUntil(lambda: "session reset" in repl.transcript_text(), timeout=10_000)
@@ -152,3 +152,33 @@ def test_escape_interrupts_a_spin_and_keeps_state(playground: Playground, lang: 
     after = repl.transcript_text().split("kept + 1")[-1]
     assert "42" in after and "restarted" not in after, repl.transcript_text()
     save_artifact(playground.window, f"repl_interrupt_{lang}.png")
+
+
+def test_input_in_the_repl_reads_what_is_typed_in_the_pane(playground: Playground) -> None:
+    """Issue #17: ``input()`` in a REPL eval waits for a line typed in the pane's input, echoed; state is kept."""
+    playground.select("python")
+    playground.window.show_tab("repl")
+    repl, qtbot = playground.window.repl, playground.qtbot
+    repl.input.setPlainText('name = input("Name? ")')
+    repl.input.setFocus()
+    qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: repl.keyboard is not None and repl.keyboard.waiting, timeout=120_000)
+    qtbot.waitUntil(lambda: repl.transcript_text().endswith("Name? "), timeout=10_000)
+    assert playground.controller.repl.busy and not repl.input.isReadOnly()
+    assert "input()" in repl.input.placeholderText()
+    qtbot.keyClicks(repl.input, "Ada")
+    save_artifact(playground.window, "repl_input_typing.png")
+    qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not playground.controller.repl.busy, timeout=30_000)
+    assert repl.transcript_text().endswith('>>> name = input("Name? ")\nName? Ada\n'), repl.transcript_text()
+    assert repl.input.history[-1] == 'name = input("Name? ")'  # the answer is not code: not in the history
+    submit(playground, 'print(f"Hello, {name}!")')
+    assert repl.transcript_text().split(">>> print")[-1].splitlines()[-1] == "Hello, Ada!", repl.transcript_text()
+    # Ctrl+D: end of input, as in a terminal.
+    repl.input.setPlainText('try:\n    input("More? ")\nexcept EOFError:\n    print("(end of input)")\n')
+    qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: repl.keyboard is not None and repl.keyboard.waiting, timeout=30_000)
+    qtbot.keyClick(repl.input, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not playground.controller.repl.busy, timeout=30_000)
+    assert repl.transcript_text().rstrip().endswith("More? (end of input)"), repl.transcript_text()
+    save_artifact(playground.window, "repl_input_done.png")
