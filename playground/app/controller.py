@@ -70,6 +70,7 @@ class View(RunView, DocumentView, Protocol):
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
     def set_limit_defaults(self, defaults: Limits) -> None: ...
+    def packages(self) -> list[str]: ...
     def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None: ...
     def show_backends(self, languages: Sequence[LanguageRow], diagnostics: Sequence[Diagnostic]) -> None: ...
     def apply_theme(self, theme: Theme) -> None: ...
@@ -128,6 +129,7 @@ class Controller:
         )
         w.connect_backends(self.refresh_backends)
         w.connect_limits(self._limits_changed)
+        w.connect_packages(self.run)
         w.closing.connect(self.save_settings)
         w.set_examples(self.examples(), self.load_example)
 
@@ -213,13 +215,15 @@ class Controller:
         return parse_limits(self.view.limit_texts(), defaults)
 
     def _spec(self, language: str, code: str, limits: Limits) -> Spec:
-        """The run's Spec: the code, the /in and /work files, the editor's file name.
+        """The run's Spec: the code, the /in and /work files, the editor's file name, the packages field's
+        (a language that takes no packages ignores the field).
 
         Raises:
-            InvalidSpec: the files or the name are not acceptable.
+            InvalidSpec: the files, the name or the packages are not acceptable.
         """
         return Spec(lang=language, code=code, files=dict(self._inputs), work_files=dict(self._work),
-                    main_file=self._main_file(), limits=limits)
+                    main_file=self._main_file(), limits=limits,
+                    packages=self.view.packages() if self.sandbox.pack(language).caps.packages else ())
 
     # -- the editor's file (DocumentController) ----------------------------------------
 

@@ -39,7 +39,9 @@ from playground.app.limits_panel import LimitsPanel
 from playground.app.menus import build_menus
 from playground.app.output_buffer import OutputBuffer
 from playground.app.output_view import OutputView
+from playground.app.packages_field import PackagesField
 from playground.app.repl_pane import ReplPane
+from playground.app.run_settings import RunSettings
 from playground.app.service_pane import ServicePane
 from playground.app.themes import LIGHT, Theme, apply_theme
 from playground.core import DEFAULT_LIMITS, Diagnostic, InputStream, Limits
@@ -81,6 +83,8 @@ class MainWindow(QMainWindow):
         self.error_links = ErrorLinks(self.output, self.editor)
         self.input_line = InputLine()
         self.limits = LimitsPanel(defaults)
+        self.packages_field = PackagesField()
+        self.run_settings = RunSettings(self.packages_field, self.limits)
         self.files = FilesPanel()
         self.repl = ReplPane()
         self.service = ServicePane()
@@ -119,7 +123,7 @@ class MainWindow(QMainWindow):
         left.setStretchFactor(0, 3)
         left.setStretchFactor(1, 2)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.limits, "Limits")
+        self.tabs.addTab(self.run_settings, "Limits")
         self.tabs.addTab(self.files, "Files")
         self.tabs.addTab(self.repl, "REPL")
         self.tabs.addTab(self.backends, "Backends")
@@ -216,6 +220,10 @@ class MainWindow(QMainWindow):
 
     def connect_limits(self, changed: Callable[[], None]) -> None:
         self.limits.changed.connect(changed)
+
+    def connect_packages(self, add_and_run: Callable[[], None]) -> None:
+        """The packages field's one-click offer was taken: the package is in the field; run again."""
+        self.packages_field.add_and_run.connect(lambda _name: add_and_run())
 
     def set_examples(self, examples: Sequence[Example], load: Callable[[Path], None]) -> None:
         self.examples_menu.clear()
@@ -353,6 +361,16 @@ class MainWindow(QMainWindow):
     def limit_texts(self) -> dict[str, str]:
         return self.limits.texts()
 
+    def packages(self) -> list[str]:
+        """The packages field's requirements (raises ``InvalidSpec``: not a list of requirements)."""
+        return self.packages_field.packages()
+
+    def offer_package(self, name: str | None) -> None:
+        """Offer "Add <name> and run again" in the Limits tab, showing it (None: withdraw the offer)."""
+        self.packages_field.offer(name)
+        if name:
+            self.show_tab("limits")
+
     def set_limit_defaults(self, defaults: Limits) -> None:
         self.limits.set_defaults(defaults)
 
@@ -360,7 +378,7 @@ class MainWindow(QMainWindow):
         self.limits.set_texts(texts)
 
     def show_tab(self, name: str) -> None:
-        widget = {"limits": self.limits, "files": self.files, "repl": self.repl, "backends": self.backends,
+        widget = {"limits": self.run_settings, "files": self.files, "repl": self.repl, "backends": self.backends,
                   "service": self.service}[name]
         self.tabs.setCurrentWidget(widget)
 

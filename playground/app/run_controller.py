@@ -7,6 +7,8 @@ own threads). Before it starts, a program that is a web server (see
 When a run fails, the output pane scrolls its first error line into view.
 While a run goes, what the user types under the output is its keyboard
 (``input_line``); a stdin text, when given, is its whole stdin instead.
+After a run that failed for a module no runtime has, the packages field
+offers the PyPI package that provides it (``packages_field``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from playground.app.output_buffer import OutputBuffer
+from playground.app.packages_field import suggest_package
 from playground.app.run_summary import Summary, human_duration, summarize_limit, summarize_result, summary_html
 from playground.app.server_hint import server_evidence
 from playground.app.tasks import BackgroundTasks
@@ -57,6 +60,7 @@ class RunView(Protocol):
     def show_error_locations(self, pack: Pack, program: str) -> None: ...
     def start_input(self, buffer: OutputBuffer) -> tuple[bytes | None, InputStream | None]: ...
     def end_input(self) -> None: ...
+    def offer_package(self, name: str | None) -> None: ...
 
 
 class RunController:
@@ -111,6 +115,7 @@ class RunController:
         except SandboxError as exc:
             self._refuse(f"Not run: {exc}")
             return
+        self.view.offer_package(None)
         buffer = OutputBuffer()
         stdin, keyboard = self.view.start_input(buffer)  # the stdin text, or typing while it runs
         if stdin is not None:
@@ -204,6 +209,7 @@ class RunController:
             if result is not None:  # the places its errors name become links to the editor's lines
                 pack = self.sandbox.pack(spec.lang)
                 self.view.show_error_locations(pack, spec.main_file or default_program_file(pack, result.backend))
+                self.view.offer_package(suggest_package(self.sandbox, spec, result))
             self.view.show_out_files(result.files if result is not None else {})
 
     def _show_progress(self, text: str) -> None:

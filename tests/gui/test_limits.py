@@ -55,7 +55,7 @@ def test_panel_shows_defaults_and_refuses_a_bad_value_before_running(playground:
     controller.run()
     assert not controller.running and controller.runs_finished == 0
     assert "Not run: Memory: not a size: 'lots'" in playground.summary()
-    assert window.tabs.currentWidget() is panel
+    assert window.tabs.currentWidget() is window.run_settings and window.run_settings.limits is panel
     panel.reset_button.click()
     assert panel.texts() == dict.fromkeys(panel.fields, "")
     assert panel.error_text("memory") == ""
