@@ -326,6 +326,10 @@ def _point_at_error(file: str, spec: Spec, result: Result, sandbox: Sandbox) -> 
         print(f"playground: error at {where}", file=sys.stderr)
 
 
+#: How many /out names the note about unsaved files lists.
+OUT_NAMES_SHOWN = 5
+
+
 def _save_out(target: Path | None, result: Result) -> None:
     """Write ``/out`` to ``target``; a name that is not UTF-8 is written byte for byte (and said so).
 
@@ -333,8 +337,17 @@ def _save_out(target: Path | None, result: Result) -> None:
     encodes them back to the guest's exact bytes, which Linux accepts as a
     name. A filesystem that refuses such a name refuses only that file;
     the others are still written. Messages show names escaped, never raw.
+    Without ``target`` the files are not dropped silently: stderr says how
+    many there are and how to get them.
     """
-    if target is None or not result.files:
+    if not result.files:
+        return
+    if target is None:
+        names = sorted(result.files)
+        shown = ", ".join(escape(name) for name in names[:OUT_NAMES_SHOWN])
+        more = f", and {len(names) - OUT_NAMES_SHOWN} more" if len(names) > OUT_NAMES_SHOWN else ""
+        print(f"playground: the program left {len(names)} file(s) in /out ({shown}{more}); "
+              "add --out DIR to save them", file=sys.stderr)
         return
     written, refused = write_out_files(target, result.files)
     print(f"playground: wrote {len(written)} file(s) from /out to {target}", file=sys.stderr)

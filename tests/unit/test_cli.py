@@ -304,3 +304,17 @@ def test_max_files_takes_unlimited_like_the_other_limit_flags(cli, backend: Fake
 
     assert cli("run", "-e", "print x", "-l", "txt", "--max-files", "unlimited", "--mem", "unlimited") == 0
     assert backend.runs[-1].limits.max_files is UNLIMITED and backend.runs[-1].limits.memory is UNLIMITED
+
+
+def test_out_files_without_out_dir_are_named_on_stderr(cli, capfd) -> None:  # type: ignore[no-untyped-def]
+    """Issue #17: a run that left files in /out, without --out, says how many and how to get them."""
+    assert cli("run", "-e", "out plot.png x\nout hello.txt hi", "-l", "txt") == 0
+    err = capfd.readouterr().err
+    assert ("playground: the program left 2 file(s) in /out (hello.txt, plot.png); add --out DIR to save them"
+            in err), err
+    code = "\n".join(f"out f{i}.txt {i}" for i in range(7))
+    assert cli("run", "-e", code, "-l", "txt") == 0
+    err = capfd.readouterr().err
+    assert "left 7 file(s) in /out (f0.txt, f1.txt, f2.txt, f3.txt, f4.txt, and 2 more); add --out DIR" in err, err
+    assert cli("run", "-e", "echo nothing", "-l", "txt") == 0
+    assert "/out" not in capfd.readouterr().err
