@@ -19,6 +19,7 @@ from PySide6.QtCore import QSettings
 
 from playground.app import settings as prefs_io
 from playground.app import zoom as zoom_levels
+from playground.app.backend_choice import AUTO, CHOICES, Routes
 from playground.app.backends_panel import LanguageRow
 from playground.app.document_controller import DocumentController, DocumentView
 from playground.app.examples import find_examples
@@ -35,6 +36,7 @@ from playground.app.themes import Theme, theme_named
 from playground.core import (
     Diagnosable,
     Diagnostic,
+    LanguageStatus,
     Limits,
     Result,
     Sandbox,
@@ -66,6 +68,7 @@ class View(RunView, DocumentView, Protocol):
     def current_language(self) -> str: ...
     def select_language(self, name: str) -> None: ...
     def set_language_status(self, text: str) -> None: ...
+    def set_backend_choice(self, key: str, reasons: Mapping[str, str | None] | None = None) -> None: ...
     def set_editor_style(self, lexer: str, indent: int) -> None: ...
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
@@ -95,8 +98,10 @@ class Controller:
         self._tasks = BackgroundTasks()
         self.repl = ReplController(sandbox, view.repl, self._current_limits, self._tasks)
         self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks)
+        self.routes = Routes(sandbox)
         self.runs = RunController(sandbox, view, limits=self._current_limits, make_spec=self._spec,
-                                  status_text=self.language_status_text, tasks=self._tasks)
+                                  status_text=self.language_status_text, tasks=self._tasks,
+                                  route=self.sandbox_for)
         self.document = DocumentController(view, set_language=self._pick_language, language_of=self._language_of,
                                            recovery=recovery)
         self._inputs: dict[str, bytes] = {}
@@ -130,6 +135,7 @@ class Controller:
         w.connect_backends(self.refresh_backends)
         w.connect_limits(self._limits_changed)
         w.connect_packages(self.run)
+        w.connect_backend_choice(self.choose_backend)
         w.closing.connect(self.save_settings)
         w.set_examples(self.examples(), self.load_example)
 
@@ -158,14 +164,54 @@ class Controller:
             choices.append(LanguageChoice(name, status.backend is not None, status.why_not))
         self.view.set_languages(choices)
 
-    def language_status_text(self, language: str) -> str:
-        """"Runs on wasm" or why it cannot run here."""
+    def language_status_text(self, language: str, status: LanguageStatus | None = None) -> str:
+        """"Runs on wasm" or why it cannot run here (``status``: the routed one, when known)."""
         if not language:
             return "No language packs are registered in this build, so nothing can run yet."
-        status = self.sandbox.status(language)
+        status = status or self.sandbox.status(language)
         if status.backend is not None:
             return f"runs on {status.backend}"
         return f"{language} cannot run here: {status.why_not}"
+
+    def backend_choice(self, language: str) -> str:
+        """Where the user chose ``language`` to run: ``auto``, ``wasm`` or ``docker``."""
+        key = self.prefs.backends.get(language, AUTO)
+        return key if key in CHOICES else AUTO
+
+    def sandbox_for(self, language: str) -> Sandbox:
+        """The sandbox routed by the user's backend choice for ``language``."""
+        return self.routes.sandbox_for(self.backend_choice(language))
+
+    def choose_backend(self, key: str) -> None:
+        """The user picked where the current language runs; remembered per language."""
+        language = self.view.current_language()
+        if not language:
+            return
+        if key == AUTO or key not in CHOICES:
+            self.prefs.backends.pop(language, None)
+        else:
+            self.prefs.backends[language] = key
+        self._show_route(language)
+
+    def _show_route(self, language: str) -> None:
+        """The choice for ``language`` now; its entries' reasons and the status line once known (off-thread)."""
+        key = self.backend_choice(language)
+        self.view.set_backend_choice(key)
+        if key != AUTO:
+            self.view.set_language_status(f"checking {CHOICES[key][0]} for {language}…")
+        self._tasks.spawn(self._refresh_route(language))
+
+    async def _refresh_route(self, language: str) -> None:
+        routes, key = self.routes, self.backend_choice(language)
+
+        def probe() -> tuple[dict[str, str | None], LanguageStatus]:  # may probe the Docker daemon
+            return routes.reasons(language), routes.sandbox_for(key).status(language)
+
+        reasons, status = await in_daemon_thread(probe)
+        if self._closed or language != self.view.current_language() or key != self.backend_choice(language):
+            return  # the user moved on; a newer refresh tells
+        self.view.set_backend_choice(key, reasons)
+        self.view.set_language_status(self.language_status_text(language, status))
 
     def set_language(self, language: str) -> None:
         """The user picked ``language`` (or a file/example implied it)."""
@@ -175,6 +221,7 @@ class Controller:
         self.view.set_editor_style(style.lexer, style.indent)
         self.view.set_language_status(self.language_status_text(language))
         if language:
+            self._show_route(language)
             self.prefs.language = language
             self.view.set_limit_defaults(self.sandbox.default_limits_for(language))
         self.repl.show_language(language, self.language_status_text(language))

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground.app import dialogs, zoom
+from playground.app.backend_choice import BackendChoice
 from playground.app.backends_panel import BackendsPanel, LanguageRow
 from playground.app.dialogs import Answer
 from playground.app.editor import CodeEditor
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
         self.language = QComboBox()
         self.language.setObjectName("language")
         self.language.setMinimumWidth(140)
+        self.backend_choice = BackendChoice()
         self.language_status = QLabel("")
         self.language_status.setObjectName("languageStatus")
         self.language_status.setWordWrap(True)
@@ -109,6 +111,8 @@ class MainWindow(QMainWindow):
         row.setContentsMargins(6, 4, 6, 4)
         row.addWidget(QLabel("Language:"))
         row.addWidget(self.language)
+        row.addWidget(QLabel("on"))
+        row.addWidget(self.backend_choice)
         row.addWidget(self.run_button)
         row.addWidget(self.stop_button)
         row.addWidget(self.language_status, 1)
@@ -220,6 +224,16 @@ class MainWindow(QMainWindow):
 
     def connect_limits(self, changed: Callable[[], None]) -> None:
         self.limits.changed.connect(changed)
+
+    def connect_backend_choice(self, chosen: Callable[[str], None]) -> None:
+        """The user picked where the current language runs: ``auto``, ``wasm`` or ``docker``."""
+        self.backend_choice.chosen.connect(chosen)
+
+    def set_backend_choice(self, key: str, reasons: Mapping[str, str | None] | None = None) -> None:
+        """Show ``key`` as chosen and, when known, why entries cannot run the language (``backend_choice``)."""
+        if reasons is not None:
+            self.backend_choice.set_reasons(reasons)
+        self.backend_choice.set_choice(key)
 
     def connect_packages(self, add_and_run: Callable[[], None]) -> None:
         """The packages field's one-click offer was taken: the package is in the field; run again."""

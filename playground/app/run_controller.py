@@ -8,7 +8,8 @@ When a run fails, the output pane scrolls its first error line into view.
 While a run goes, what the user types under the output is its keyboard
 (``input_line``); a stdin text, when given, is its whole stdin instead.
 After a run that failed for a module no runtime has, the packages field
-offers the PyPI package that provides it (``packages_field``).
+offers the PyPI package that provides it (``packages_field``). ``route``
+gives the sandbox a language runs on (the user's backend choice).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from playground.app.output_buffer import OutputBuffer
 from playground.app.packages_field import suggest_package
 from playground.app.run_summary import Summary, human_duration, summarize_limit, summarize_result, summary_html
 from playground.app.server_hint import server_evidence
-from playground.app.tasks import BackgroundTasks
+from playground.app.tasks import BackgroundTasks, in_daemon_thread
 from playground.app.themes import Theme
 from playground.core import (
     InputStream,
@@ -73,8 +74,9 @@ class RunController:
 
     def __init__(self, sandbox: Sandbox, view: RunView, *, limits: Callable[[], Limits],
                  make_spec: Callable[[str, str, Limits], Spec], status_text: Callable[[str], str],
-                 tasks: BackgroundTasks) -> None:
+                 tasks: BackgroundTasks, route: Callable[[str], Sandbox] | None = None) -> None:
         self.sandbox = sandbox
+        self._route = route
         self.view = view
         self.closed = False
         self.last_result: Result | None = None
@@ -123,8 +125,9 @@ class RunController:
         self._shown = Summary("running", f"Running {language}…")
         self.view.begin_output(buffer, self._html(self._shown))
         self.view.set_running(True)
-        self.backend = self.sandbox.status(language).backend
-        self._task = self._tasks.spawn(self._run(spec, limits, buffer, keyboard))
+        sandbox = self._route(language) if self._route is not None else self.sandbox
+        self.backend = None
+        self._task = self._tasks.spawn(self._run(sandbox, spec, limits, buffer, keyboard))
 
     def _server_hint(self, language: str, code: str) -> bool:
         """Say "use Serve" instead of running a server; True when it did (the second Run in a row runs)."""
@@ -167,7 +170,8 @@ class RunController:
         self._shown = summary
         self.view.set_summary(self._html(summary))
 
-    async def _run(self, spec: Spec, limits: Limits, buffer: OutputBuffer, keyboard: InputStream | None) -> None:
+    async def _run(self, sandbox: Sandbox, spec: Spec, limits: Limits, buffer: OutputBuffer,
+                   keyboard: InputStream | None) -> None:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
 
@@ -180,7 +184,9 @@ class RunController:
 
         result: Result | None = None
         try:
-            result = await self.sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
+            # where it goes: may probe the Docker daemon (cached a few seconds), so off the GUI thread
+            self.backend = (await in_daemon_thread(lambda: sandbox.status(spec.lang))).backend
+            result = await sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
             summary = summarize_result(result, limits)
         except LimitExceeded as exc:
             result = exc.result
@@ -207,9 +213,9 @@ class RunController:
             if summary.kind in FAILED_KINDS:
                 self.view.reveal_first_error()
             if result is not None:  # the places its errors name become links to the editor's lines
-                pack = self.sandbox.pack(spec.lang)
+                pack = sandbox.pack(spec.lang)
                 self.view.show_error_locations(pack, spec.main_file or default_program_file(pack, result.backend))
-                self.view.offer_package(suggest_package(self.sandbox, spec, result))
+                self.view.offer_package(suggest_package(sandbox, spec, result))
             self.view.show_out_files(result.files if result is not None else {})
 
     def _show_progress(self, text: str) -> None:

@@ -31,6 +31,7 @@ class Preferences:
     zoom: int = 100  # the whole window, in percent (see ``zoom.LEVELS``)
     snippet: str = ""
     limits: dict[str, str] = field(default_factory=dict)
+    backends: dict[str, str] = field(default_factory=dict)  # language -> "wasm" or "docker" (absent: auto)
 
 
 def user_store() -> QSettings:
@@ -58,10 +59,10 @@ def load(store: QSettings) -> Preferences:
             value: object
             if f.name in ("font_size", "zoom"):
                 value = int(str(raw))
-            elif f.name == "limits":
+            elif f.name in ("limits", "backends"):
                 decoded = json.loads(str(raw))
                 if not isinstance(decoded, dict):
-                    raise ValueError("limits must be a JSON object")
+                    raise ValueError(f"{f.name} must be a JSON object")
                 value = {str(k): str(v) for k, v in decoded.items() if str(v).strip()}
             else:
                 value = str(raw)
@@ -77,7 +78,7 @@ def save(store: QSettings, prefs: Preferences) -> None:
     defaults = Preferences()
     for f in fields(Preferences):
         value = getattr(prefs, f.name)
-        if f.name == "limits":
+        if f.name in ("limits", "backends"):
             value = {k: v for k, v in value.items() if v.strip()}
         if value == getattr(defaults, f.name):
             store.remove(f.name)

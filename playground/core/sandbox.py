@@ -115,6 +115,16 @@ class Sandbox:
         #: Where ``Spec.packages`` are resolved and cached (made on first use: the default cache directory).
         self._package_store = packages
 
+    def with_policy(self, policy: Policy) -> Sandbox:
+        """A sibling routed by ``policy``: the same packs, backends, defaults and package store.
+
+        For a caller that lets the user pick where each language runs (the
+        GUI's backend choice). Closing either closes the shared backends.
+        """
+        return Sandbox(packs=self._packs, backends=self._backends.values(), policy=policy,
+                       default_limits=self._chosen_defaults, proxy_starter=self._proxy_starter,
+                       packages=self.package_store)
+
     # -- lookup -------------------------------------------------------------
 
     @property

@@ -15,7 +15,7 @@ def test_a_missing_module_is_offered_and_one_click_runs_again(playground: Playgr
     playground.run_code("python", SLUG, timeout=120)
     assert "ModuleNotFoundError" in window.output.plain_text(), playground.summary()
     field = window.packages_field
-    playground.qtbot.waitUntil(lambda: field.offer_button.isVisible(), timeout=5_000)
+    playground.qtbot.waitUntil(field.offer_button.isVisible, timeout=5_000)
     assert "python-slugify" in field.offer_button.text()
     assert window.tabs.currentWidget() is window.run_settings
     save_artifact(window, "packages_offer.png")
