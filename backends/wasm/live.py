@@ -105,15 +105,22 @@ def start_instance(
     return start_worker(work, name)
 
 
-def stop_instance(channel: SessionChannel, thread: threading.Thread, what: str) -> None:
+def stop_instance(channel: SessionChannel, thread: threading.Thread, what: str, *, join: bool = True) -> None:
     """Kill the instance and wait for its worker thread (unless called on it). Never raises.
 
     A waiting driver wakes at once, running wasm stops at the next epoch
     tick, so this takes milliseconds; ``what`` names it in log messages.
+    ``join`` False does not wait: for a start-up cancelled while the worker
+    still compiles the runtime (seconds on a cold cache, and not
+    interruptible), where a join would block the caller's event loop. The
+    kill alone keeps the guarantee that no guest code runs after it:
+    ``runner.run`` refuses to start a cancelled run, and a guest already
+    started stops at its next epoch tick. The worker is a daemon thread and
+    ends by itself once the compile returns.
     """
     try:
         channel.kill()
-        if thread is not threading.current_thread():
+        if join and thread is not threading.current_thread():
             thread.join(JOIN_TIMEOUT)
             if thread.is_alive():
                 log.warning("wasm %s worker %s did not stop within %g s", what, thread.name, JOIN_TIMEOUT)

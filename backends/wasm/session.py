@@ -199,12 +199,12 @@ class WasmGuestSession:
         except runner.RunCancelled:
             raise SessionClosed("the session was closed during the eval") from None
 
-    def close(self) -> None:
-        """Stop the instance and wait for its worker thread. Idempotent, never raises."""
+    def close(self, *, join: bool = True) -> None:
+        """Stop the instance and wait for its worker thread (``join`` False: don't wait). Idempotent, never raises."""
         if self._closed:
             return
         self._closed = True
-        live.stop_instance(self._channel, self._thread, "session")
+        live.stop_instance(self._channel, self._thread, "session", join=join)
 
 
 async def open_session(
@@ -216,7 +216,8 @@ async def open_session(
 ) -> WasmGuestSession:
     """Start the pack's interpreter with its REPL driver; return once it waits for input.
 
-    Cancellation: stops the start-up; the worker is waited for.
+    Cancellation: stops the start-up at once; the worker is not waited for
+    (it may still be compiling the runtime), but no guest code runs after it.
 
     Raises:
         BackendUnavailable: no driver for the pack, runtime missing or corrupt.
@@ -258,6 +259,11 @@ async def open_session(
     except runner.RunCancelled:
         session.close()
         raise asyncio.CancelledError() from None
+    except asyncio.CancelledError:
+        # The worker may still be compiling the runtime (a cold cache: seconds, not interruptible): the
+        # kill alone ensures no guest code runs, so the event loop does not wait for it (see stop_instance).
+        session.close(join=False)
+        raise
     except BaseException:
         session.close()
         raise

@@ -44,7 +44,8 @@ def flood(playground: Playground, label: str, code: str = FLOOD) -> tuple[float,
     # may be cut by the other's, as in the daemon's own logs, so bytes are counted rather than whole lines).
     assert shown.count("y") == LINES * 50, (playground.summary(), shown[-400:])
     print(f"\n{label}: 1 MiB flood shown in {took:.2f} s; max event-loop gap {meter.max_gap * 1000:.1f} ms "
-          f"(load {os.getloadavg()[0]:.1f}); gaps over 25 ms (at ms, gap ms): {meter.slow}")
+          f"(load {os.getloadavg()[0]:.1f}); gaps over 25 ms (at ms, gap ms): {meter.slow}; "
+          f"GC pauses over 2 ms (at ms, ms, generation): {meter.gc_pauses}")
     return took, meter
 
 

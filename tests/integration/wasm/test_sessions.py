@@ -448,3 +448,69 @@ async def test_python_prints_before_a_sleep_show_before_it(real: Sandbox) -> Non
         # time.sleep is still time.sleep to the user's code.
         named = await session.eval("time.sleep.__name__, time.sleep.__module__")
         assert named.stdout == b"('sleep', 'time')\n"
+
+
+async def test_cancelling_a_slow_start_returns_at_once_and_runs_no_guest(
+    real: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #17: quitting during a first start (the runtime still compiling) does not wait for the compile.
+
+    The worker's start is delayed 1.5 s (a cold cache's compile, which cannot
+    be interrupted); cancelling the start returns within a few tenths of a
+    second without blocking the event loop, and the worker, once it gets
+    there, refuses to run the guest.
+    """
+    from backends.wasm import backend as wasm_backend
+    from backends.wasm import live, runner
+
+    need_runtime(real, "lua")
+    threads: list[threading.Thread] = []
+    outcomes: list[BaseException | None] = []
+    real_start, real_run = wasm_backend._start_worker, runner.run
+
+    def slow_start(target: object, name: str) -> threading.Thread:
+        def delayed() -> None:
+            time.sleep(1.5)
+            target()  # type: ignore[operator]
+
+        thread = real_start(delayed, name)
+        threads.append(thread)
+        return thread
+
+    def recording_run(*args: object) -> object:
+        try:
+            result = real_run(*args)  # type: ignore[arg-type]
+        except BaseException as exc:
+            outcomes.append(exc)
+            raise
+        outcomes.append(None)
+        return result
+
+    monkeypatch.setattr(wasm_backend, "_start_worker", slow_start)
+    monkeypatch.setattr(live.runner, "run", recording_run)
+    gaps: list[float] = []
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticking = asyncio.ensure_future(ticker())
+    start = asyncio.ensure_future(real.new_session("lua"))
+    await asyncio.sleep(0.2)
+    assert threads and not start.done()
+    cancelled_at = time.perf_counter()
+    start.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await start
+    took = time.perf_counter() - cancelled_at
+    await asyncio.sleep(0.05)
+    ticking.cancel()
+    assert took < 0.3, f"cancelling the start took {took:.2f} s"
+    assert max(gaps) < 0.1, f"the event loop was blocked {max(gaps):.2f} s"
+    threads[0].join(10)
+    assert not threads[0].is_alive()
+    assert len(outcomes) == 1 and isinstance(outcomes[0], runner.RunCancelled), outcomes  # no guest ran
