@@ -194,6 +194,51 @@ def test_quitting_during_a_first_time_compile_does_not_wait_for_it(
     assert pg.controller.last_result is None
 
 
+def test_quitting_during_a_first_time_repl_start_does_not_wait_for_the_compile(
+    qtbot: object, qloop: object, settings_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The REPL's first input on a fresh module cache: quitting while the runtime compiles takes under a second.
+
+    The session's start used to join its worker on the event loop for up to 5 s (issue #17: 5.8 s to quit).
+    """
+    import wasmtime
+
+    from backends.wasm import WasmBackend
+    from backends.wasm.artifacts import cache_root
+    from playground.core import Sandbox
+    from playground.packs import ALL_PACKS
+
+    class SlowCompile(wasmtime.Module):
+        def __init__(self, engine: wasmtime.Engine, wasm: bytes) -> None:
+            time.sleep(3.0)
+            super().__init__(engine, wasm)
+
+    monkeypatch.setattr(wasmtime, "Module", SlowCompile)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.symlink(cache_root() / "artifacts", cache / "artifacts")  # verified runtimes, no compiled modules
+    sandbox = Sandbox(backends=[WasmBackend(cache_dir=cache, packs=ALL_PACKS)], packs=ALL_PACKS)
+    pg = make_playground(qtbot, settings_file, sandbox)  # type: ignore[arg-type]
+    pg.select("javascript")
+    pg.window.show_tab("repl")
+    repl = pg.window.repl
+    repl.input.setPlainText("console.log('the guest ran')")
+    repl.input.setFocus()
+    pg.qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    sessions = lambda: [t for t in threading.enumerate() if t.name.startswith("wasm-session")]  # noqa: E731
+    pg.qtbot.waitUntil(lambda: bool(sessions()), timeout=10_000)
+    pg.qtbot.wait(200)  # compiling
+    assert pg.controller.repl.busy and not any(cache.glob("modules/*.cwasm")), "the compile ended too soon to test"
+    started = time.monotonic()
+    pg.window.close()
+    pg.wait(pg.controller.shutdown(), timeout=30)
+    took = time.monotonic() - started
+    print(f"\nquit during a first-time REPL start: {took * 1000:.0f} ms")
+    assert took < 1.0
+    pg.qtbot.waitUntil(lambda: not sessions(), timeout=60_000)  # the compile ends; the guest never starts
+    assert "\nthe guest ran" not in repl.transcript_text()  # only the code line names it
+
+
 # -- the first error line ------------------------------------------------------------------------------
 
 
