@@ -400,7 +400,10 @@ class MainWindow(QMainWindow):
         self.files.set_input_files(sizes, work)
 
     def show_out_files(self, files: Mapping[str, bytes]) -> None:
+        """List the run's /out files; a picture among them (a chart) is shown in the Files tab at once."""
         self.files.show_out_files(files)
+        if files and self.files.shown_kind() == "picture":
+            self.show_tab("files")
 
     def show_backends(self, languages: Sequence[LanguageRow], diagnostics: Sequence[Diagnostic]) -> None:
         self.backends.show_status(languages, diagnostics)

@@ -9,7 +9,8 @@ While a run goes, what the user types under the output is its keyboard
 (``input_line``); a stdin text, when given, is its whole stdin instead.
 After a run that failed for a module no runtime has, the packages field
 offers the PyPI package that provides it (``packages_field``). ``route``
-gives the sandbox a language runs on (the user's backend choice).
+gives the sandbox a language runs on (the user's backend choice). A
+runtime's first use is prepared before the run, in view (``preparation``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Protocol
 
 from playground.app.output_buffer import OutputBuffer
 from playground.app.packages_field import suggest_package
+from playground.app.preparation import prepare_for_run
 from playground.app.run_summary import Summary, human_duration, summarize_limit, summarize_result, summary_html
 from playground.app.server_hint import server_evidence
 from playground.app.tasks import BackgroundTasks, in_daemon_thread
@@ -186,6 +188,9 @@ class RunController:
         try:
             # where it goes: may probe the Docker daemon (cached a few seconds), so off the GUI thread
             self.backend = (await in_daemon_thread(lambda: sandbox.status(spec.lang))).backend
+            # a runtime's first use (the scientific one: download and compile) is a visible preparation
+            if await prepare_for_run(sandbox, spec, show=self._show_progress, note=buffer.note):
+                self._show_progress(f"Prepared. Running {spec.lang}…")
             result = await sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
             summary = summarize_result(result, limits)
         except LimitExceeded as exc:
