@@ -186,11 +186,11 @@ class RunController:
 
         result: Result | None = None
         try:
-            # where it goes: may probe the Docker daemon (cached a few seconds), so off the GUI thread
-            self.backend = (await in_daemon_thread(lambda: sandbox.status(spec.lang))).backend
             # a runtime's first use (the scientific one: download and compile) is a visible preparation
             if await prepare_for_run(sandbox, spec, show=self._show_progress, note=buffer.note):
                 self._show_progress(f"Prepared. Running {spec.lang}…")
+            # where it goes (once prepared): may probe the Docker daemon (cached a few seconds), so off the GUI thread
+            self.backend = (await in_daemon_thread(lambda: sandbox.status(spec.lang))).backend
             result = await sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
             summary = summarize_result(result, limits)
         except LimitExceeded as exc:
