@@ -56,6 +56,11 @@ def test_an_entry_that_cannot_run_the_language_is_disabled_and_says_why(playgrou
     _, text, tip = entry(choice, "docker")
     assert "unavailable" in text and "lua has no Docker image" in tip
     assert entry(choice, "wasm")[0] and entry(choice, "auto")[0]
+    choice.showPopup()
+    popup = choice.view().window()
+    playground.qtbot.waitExposed(popup)
+    save_artifact(popup, "backend_choice_unavailable.png")
+    choice.hidePopup()
     playground.select("java")
     playground.qtbot.waitUntil(lambda: not entry(choice, "wasm")[0], timeout=20_000)
     assert "java has no WebAssembly runtime" in entry(choice, "wasm")[2]
