@@ -18,7 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QTimer
+import shiboken6
+from PySide6.QtCore import QObject, QTimer
 
 from playground.app.dialogs import Answer
 from playground.app.recovery import RecoveryStore, Unsaved
@@ -97,6 +98,8 @@ class DocumentController:
     def _autosave(self) -> None:
         if self._recovery is None:
             return
+        if isinstance(self.view, QObject) and not shiboken6.isValid(self.view):
+            return  # the window was deleted before the timer fired (its crash copy was settled on close)
         if self.view.code_modified():
             self._recovery.keep(Unsaved(text=self.view.code(), language=self.view.current_language(),
                                         path=str(self.path or ""), saved_at=time.time()))
