@@ -106,7 +106,8 @@ async def test_js_and_ts_relative_paths_and_listing(real: Sandbox, lang: str) ->
         "cwd /work",
         'root ["in","out","tmp","work"]',
         "read hello 1,2 42",
-        'list ["data.csv","lib","lib.js","main.js","notes.txt"]',
+        # the program is stored as the user's file: main.ts for TypeScript (so errors name it)
+        f'list ["data.csv","lib","lib.js","main.{"js" if lang == "javascript" else "ts"}","notes.txt"]',
         "deep x",
     ]
 
