@@ -13,6 +13,7 @@ from mcp_support import PLAYGROUND, call, connect, ok, real_server
 
 from backends.docker.detect import DaemonProbe
 from backends.docker.engine import Engine
+from tests.integration.docker.test_verdicts import FORK_BOMB  # ends once a fork was refused: no race
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -32,7 +33,7 @@ def docker_with_bash() -> None:
 
 async def test_a_contained_fork_bomb_is_completed_with_the_process_limit_in_words(docker_with_bash: None) -> None:
     async with connect(real_server("--languages", "bash")) as client:
-        result = await call(client, "execute_code", language="bash", code=':(){ :|:& };:\necho "main done"\n')
+        result = await call(client, "execute_code", language="bash", code=FORK_BOMB)
     out = ok(result)
     assert out["status"] == "completed" and out["exit_code"] == 0 and out["stdout"] == "main done\n"
     assert out["limits_reached"] == ["max_procs"]
