@@ -25,7 +25,7 @@ import pytest
 from backends.docker import DockerBackend
 from backends.docker.engine import Engine
 from backends.docker.images import env_var
-from backends.docker.profile import LABEL
+from backends.docker.profile import LABEL, NOFILE
 from playground.core import DOCKER_ONLY, UNLIMITED, Limits, MemoryLimitExceeded, Pack, Sandbox, Spec
 from playground.packs import bash, go, java, rust
 from tests.integration.docker.conftest import require_image
@@ -77,8 +77,10 @@ def test_the_cli_exits_125_and_names_the_process_limit(engine: Engine, tmp_path:
                           stdin=subprocess.DEVNULL)  # fmt: skip
     assert proc.returncode == 125, proc.stderr[-2000:]
     assert proc.stdout == "main done\n"
-    assert ("playground: the process limit (64) was reached: the sandbox refused to start more processes "
-            "[limit: max_procs]; the program exited with 0") in proc.stderr
+    assert (
+        "playground: the process limit (64) was reached: the sandbox refused to start more processes "
+        "[limit: max_procs]; the program exited with 0"
+    ) in proc.stderr
 
 
 def test_a_memory_bomb_is_an_oom_kill(engine: Engine, sandbox: Sandbox) -> None:
@@ -106,7 +108,13 @@ def evict_page_cache(engine: Engine, image: str) -> None:
     kernel reclaims (issue #17 saw it reported as an OOM kill).
     """
     script = "find / -xdev -type f -size +512k -exec dd if={} iflag=nocache count=0 status=none \\; 2>/dev/null; true"
-    kwargs = {"host_config": {"network_mode": "none", "read_only": True}, "labels": {LABEL: "1"}}
+    # nofile as the product sets it: Podman's default (from containers.conf) may exceed what its service may grant
+    host_config = {
+        "network_mode": "none",
+        "read_only": True,
+        "ulimits": [{"name": "nofile", "soft": NOFILE, "hard": NOFILE}],
+    }
+    kwargs = {"host_config": host_config, "labels": {LABEL: "1"}}
     container = engine.create(image, ["/bin/sh", "-c", script], kwargs, {})
     try:
         engine.start(container)
@@ -121,7 +129,7 @@ def test_a_missing_crate_is_a_compile_error_five_times_even_with_the_page_cache_
     """rustc with a cold cache fills the old default 128 MiB to its limit and is not killed: not an OOM."""
     require_image(engine, rust.PACK)
     image = os.environ[env_var("rust")]
-    code = "use rand::Rng;\n\nfn main() {\n    println!(\"{}\", rand::thread_rng().gen::<u8>());\n}\n"
+    code = 'use rand::Rng;\n\nfn main() {\n    println!("{}", rand::thread_rng().gen::<u8>());\n}\n'
     limit = 128 * MiB
     peaks = []
     for _ in range(5):
