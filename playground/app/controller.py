@@ -31,7 +31,7 @@ from playground.app.repl_controller import ReplController, ReplView
 from playground.app.run_controller import RunController, RunView
 from playground.app.run_summary import Summary
 from playground.app.service_controller import ServiceController, ServiceView
-from playground.app.tasks import BackgroundTasks, in_daemon_thread
+from playground.app.tasks import BackgroundTasks, in_daemon_thread, view_alive
 from playground.app.themes import Theme, theme_named
 from playground.core import (
     Diagnosable,
@@ -395,7 +395,7 @@ class Controller:
             return found
 
         diagnostics = await in_daemon_thread(diagnose)  # a hung daemon's probe must not hold up quitting
-        if not self._closed:
+        if not self._closed and view_alive(self.view):
             self.view.show_backends(rows, diagnostics)
 
     # -- shutdown --------------------------------------------------------------

@@ -18,11 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-import shiboken6
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QTimer
 
 from playground.app.dialogs import Answer
 from playground.app.recovery import RecoveryStore, Unsaved
+from playground.app.tasks import view_alive
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class DocumentController:
     def _autosave(self) -> None:
         if self._recovery is None:
             return
-        if isinstance(self.view, QObject) and not shiboken6.isValid(self.view):
+        if not view_alive(self.view):
             return  # the window was deleted before the timer fired (its crash copy was settled on close)
         if self.view.code_modified():
             self._recovery.keep(Unsaved(text=self.view.code(), language=self.view.current_language(),

@@ -13,6 +13,9 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+import shiboken6
+from PySide6.QtCore import QObject
+
 T = TypeVar("T")
 
 
@@ -82,3 +85,12 @@ async def in_daemon_thread(work: Callable[[], T], name: str = "gui-probe") -> T:
 
     threading.Thread(target=target, name=name, daemon=True).start()
     return await done
+
+
+def view_alive(view: object) -> bool:
+    """False once Qt has deleted the window a late result was meant for (quitting, a test's teardown).
+
+    Work finished off the GUI thread lands on the loop later; by then the
+    window may be gone while its controller was never shut down.
+    """
+    return not isinstance(view, QObject) or shiboken6.isValid(view)
