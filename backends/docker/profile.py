@@ -57,6 +57,7 @@ PIDS_OVERHEAD: Final = 2
 CPUS: Final = 1.0
 #: RLIMIT_NPROC is per host uid, shared by every concurrent run: a backstop only.
 NPROC_CEILING: Final = 4096
+
 #: Open files per process.
 NOFILE: Final = 1024
 #: Extra room on RLIMIT_FSIZE so a full tmpfs (ENOSPC) trips before SIGXFSZ.
@@ -74,6 +75,16 @@ class EngineKind(enum.Enum):
 
     DOCKER = "docker"
     PODMAN = "podman"
+
+
+def base_ulimits() -> list[dict[str, object]]:
+    """The limits every container of ours gets, whatever the run's: explicit, so no engine default applies
+    (Podman's defaults from containers.conf may exceed what its service may grant)."""
+    return [
+        {"name": "nofile", "soft": NOFILE, "hard": NOFILE},
+        {"name": "nproc", "soft": NPROC_CEILING, "hard": NPROC_CEILING},
+        {"name": "core", "soft": 0, "hard": 0},
+    ]
 
 
 def _tmpfs_options(path: str, limits: Limits, kind: EngineKind) -> str:
@@ -112,11 +123,7 @@ def hardening_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dic
     fs_quota = limits.get("fs_quota")
     cpu_time = limits.get("cpu_time")
 
-    ulimits: list[dict[str, object]] = [
-        {"name": "nofile", "soft": NOFILE, "hard": NOFILE},
-        {"name": "nproc", "soft": NPROC_CEILING, "hard": NPROC_CEILING},
-        {"name": "core", "soft": 0, "hard": 0},
-    ]
+    ulimits = base_ulimits()
     if fs_quota is not None:
         fsize = int(fs_quota) + FSIZE_SLACK
         ulimits.append({"name": "fsize", "soft": fsize, "hard": fsize})

@@ -25,7 +25,7 @@ import pytest
 from backends.docker import DockerBackend
 from backends.docker.engine import Engine
 from backends.docker.images import env_var
-from backends.docker.profile import LABEL, NOFILE
+from backends.docker.profile import LABEL, base_ulimits
 from playground.core import DOCKER_ONLY, UNLIMITED, Limits, MemoryLimitExceeded, Pack, Sandbox, Spec
 from playground.packs import bash, go, java, rust
 from tests.integration.docker.conftest import require_image
@@ -108,12 +108,8 @@ def evict_page_cache(engine: Engine, image: str) -> None:
     kernel reclaims (issue #17 saw it reported as an OOM kill).
     """
     script = "find / -xdev -type f -size +512k -exec dd if={} iflag=nocache count=0 status=none \\; 2>/dev/null; true"
-    # nofile as the product sets it: Podman's default (from containers.conf) may exceed what its service may grant
-    host_config = {
-        "network_mode": "none",
-        "read_only": True,
-        "ulimits": [{"name": "nofile", "soft": NOFILE, "hard": NOFILE}],
-    }
+    # ulimits as the product sets them: Podman's defaults (containers.conf) may exceed what its service may grant
+    host_config = {"network_mode": "none", "read_only": True, "ulimits": base_ulimits()}
     kwargs = {"host_config": host_config, "labels": {LABEL: "1"}}
     container = engine.create(image, ["/bin/sh", "-c", script], kwargs, {})
     try:
