@@ -35,6 +35,7 @@ from typing import Final
 from backends.wasm.artifacts import ArtifactStore
 from playground.core.errors import BackendUnavailable
 from playground.core.pack import Mount
+from playground.core.package_tree import host_dir
 from playground.core.vfs import VFS, Dir, File, Layout
 
 #: Host-made nodes get numbers far above any run's own (a VFS counts from 1).
@@ -105,14 +106,9 @@ def _unpack(data: bytes, mount: Mount) -> _Tree:
 
 
 def _child_dir(parent: Dir, name: str) -> Dir:
-    node = parent.children.get(name)
-    if isinstance(node, Dir):
-        return node
-    if node is not None:
+    made = host_dir(parent, name, _inos)
+    if made is None:
         raise BackendUnavailable(f"cannot mount under {name!r}: the guest tree has a file there")
-    made = Dir(next(_inos), True, parent)
-    made.links = 1
-    parent.children[name] = made
     return made
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import io
 import itertools
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Final
 
@@ -149,15 +149,27 @@ def merge(trees: Iterable[Sequence[TreeFile]]) -> tuple[TreeFile, ...]:
     return tuple(sorted(merged.items()))
 
 
-def _host_dir(parent: Dir, name: str) -> Dir:
+def host_dir(parent: Dir, name: str, inos: Iterator[int]) -> Dir | None:
+    """``parent``'s read-only, host-made directory ``name`` (made when missing); None when a file is there.
+
+    Shared by every tree the host hangs into a guest's VFS (packages here, runtime mounts in the Wasm
+    backend); each caller has its own inode range (``inos``) and its own words for the refusal.
+    """
     node = parent.children.get(name)
     if isinstance(node, Dir):
         return node
     if node is not None:
-        raise InvalidSpec(f"cannot show the packages: the guest tree has a file at {name!r}")
-    made = Dir(next(_inos), True, parent)
+        return None
+    made = Dir(next(inos), True, parent)
     made.links = 1
     parent.children[name] = made
+    return made
+
+
+def _host_dir(parent: Dir, name: str) -> Dir:
+    made = host_dir(parent, name, _inos)
+    if made is None:
+        raise InvalidSpec(f"cannot show the packages: the guest tree has a file at {name!r}")
     return made
 
 
