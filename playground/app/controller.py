@@ -31,7 +31,7 @@ from playground.app.repl_controller import ReplController, ReplView
 from playground.app.run_controller import RunController, RunView
 from playground.app.run_summary import Summary
 from playground.app.service_controller import ServiceController, ServiceView
-from playground.app.tasks import BackgroundTasks, in_daemon_thread, view_alive
+from playground.app.tasks import BackgroundTasks, in_daemon_thread
 from playground.app.themes import Theme, theme_named
 from playground.core import (
     Diagnosable,
@@ -95,7 +95,7 @@ class Controller:
         self.view = view
         self._store = store
         self.prefs = prefs_io.load(store)
-        self._tasks = BackgroundTasks()
+        self._tasks = BackgroundTasks(owner=view)
         self.repl = ReplController(sandbox, view.repl, self._current_limits, self._tasks)
         self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks)
         self.routes = Routes(sandbox)
@@ -395,7 +395,7 @@ class Controller:
             return found
 
         diagnostics = await in_daemon_thread(diagnose)  # a hung daemon's probe must not hold up quitting
-        if not self._closed and view_alive(self.view):
+        if not self._closed:
             self.view.show_backends(rows, diagnostics)
 
     # -- shutdown --------------------------------------------------------------

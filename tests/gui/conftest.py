@@ -106,11 +106,17 @@ class Playground:
         return QTextDocumentFragment.fromHtml(self.window.output.summary.text()).toPlainText()
 
 
-def make_playground(qtbot: QtBot, store: Path, sandbox: Sandbox, recovery: Path | None = None) -> Playground:
-    """A window and its controller; settings in ``store``, crash copies in ``recovery`` (default: beside it)."""
+def make_playground(qtbot: QtBot, store: Path, sandbox: Sandbox, recovery: Path | None = None, *,
+                    closed_by_qtbot: bool = True) -> Playground:
+    """A window and its controller; settings in ``store``, crash copies in ``recovery`` (default: beside it).
+
+    ``closed_by_qtbot=False``: the test deletes the window itself (pytest-qt
+    cannot close a window that is gone).
+    """
     window = MainWindow(defaults=sandbox.default_limits)
-    # pytest-qt closes the window after the test: a test's leftover edits must not open a modal prompt then
-    qtbot.addWidget(window, before_close_func=lambda w: w.set_code_modified(False))
+    if closed_by_qtbot:
+        # pytest-qt closes the window after the test: a test's leftover edits must not open a modal prompt then
+        qtbot.addWidget(window, before_close_func=lambda w: w.set_code_modified(False))
     controller = Controller(sandbox, window, QSettings(str(store), QSettings.Format.IniFormat),
                             RecoveryStore(recovery or store.parent / "recovery"))
     controller.bind(window)
