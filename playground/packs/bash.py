@@ -2,8 +2,8 @@
 
 Image: the official ``bash:5`` (Alpine based). No digest is pinned: none
 could be looked up offline, so the tag is used as is; pin one with a local
-override. Offline and in tests: ``PLAYGROUND_IMAGE_BASH=playground-bash:local``
-(built by ``packaging/images/build.sh bash``).
+override. Without it, ``playground-bash:local`` is used when present (built by
+``playground images build bash``); see ``backends/docker/images.py``.
 """
 
 from playground.core import DockerSpec, Pack

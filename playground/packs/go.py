@@ -8,8 +8,8 @@ fresh /tmp cache compiles the standard library too: give such a run more
 wall time (e.g. 60 s); that image was not measured here (no registry).
 
 Image: the official ``golang:1.23-alpine``; no digest pinned (none known
-offline). Offline: ``PLAYGROUND_IMAGE_GO=playground-go:local`` (Debian's
-golang-go, ``packaging/images/build.sh go``).
+offline). Without it, ``playground-go:local`` is used when present (Debian's
+golang-go, built by ``playground images build go``); see ``backends/docker/images.py``.
 """
 
 from playground.core import Capabilities, DockerSpec, Limits, Pack

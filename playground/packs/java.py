@@ -8,8 +8,9 @@ exit code. Both JVMs run with the serial GC, C1 only and no perf-data file,
 which keeps them inside 64 processes and little memory (see ``LIMITS``).
 
 Image: the official ``eclipse-temurin:21``; no digest pinned (none known
-offline). Offline: ``PLAYGROUND_IMAGE_JAVA=playground-java:local``
-(Debian's default-jdk-headless, ``packaging/images/build.sh java``).
+offline). Without it, ``playground-java:local`` is used when present
+(Debian's default-jdk-headless, ``playground images build java``); see
+``backends/docker/images.py``.
 """
 
 from playground.core import Capabilities, DockerSpec, Limits, Pack

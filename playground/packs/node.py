@@ -2,9 +2,9 @@
 
 Image: the official ``node:22-slim``; no digest pinned (none known offline).
 Claims no file extension: ``.js``, ``.mjs`` and ``.cjs`` belong to the
-``javascript`` pack (QuickJS on the Wasm tier); ask for node by name. Offline and in tests:
-``PLAYGROUND_IMAGE_NODE=playground-node:local`` (Debian's nodejs, built by
-``packaging/images/build.sh node``).
+``javascript`` pack (QuickJS on the Wasm tier); ask for node by name. Without
+it, ``playground-node:local`` is used when present (Debian's nodejs, built by
+``playground images build node``); see ``backends/docker/images.py``.
 """
 
 from playground.core import DockerSpec, Pack

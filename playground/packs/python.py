@@ -37,9 +37,11 @@ PACK = Pack(
         ),
     ),
     # The Docker tier runs CPython natively (for servers: http.server and friends need sockets).
-    # Offline and in tests: PLAYGROUND_IMAGE_PYTHON=playground-python:local (packaging/images/build.sh python).
+    # Without the official image, playground-python:local is used (`playground images build python`).
+    # -u: unbuffered, so a line shows when it is printed and in order with stderr, as in a terminal.
     docker=DockerSpec(
-        image="python:3.12-slim", cmd=("python3", "-B", "{main}", "{args}"), main_file="main.py", typical_start=0.2
+        image="python:3.12-slim", cmd=("python3", "-B", "-u", "{main}", "{args}"), main_file="main.py",
+        typical_start=0.2,
     ),
     caps=Capabilities(sessions=True, serve_socket=True, packages=True),
     example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",

@@ -4,7 +4,11 @@ wasi-libc starts every program in ``/`` and CPython cannot be told otherwise,
 so this script changes directory, then compiles and runs the file in
 ``__main__`` with ``sys.argv``, ``sys.path`` and ``__file__`` as for a
 script, leaves no name of its own behind, and drops its own frame from a
-traceback (exit 1, or 130 for KeyboardInterrupt, as CPython). The runtimes
+traceback (exit 1, or 130 for KeyboardInterrupt, as CPython). stdout is
+line-buffered as in a terminal, not block-buffered as for a pipe: a line
+printed before a ``sleep`` or a long computation shows when it is printed,
+and before a traceback that follows it (about 11 us per line on Wasm; a
+100,000-line flood takes about 1 s more). The runtimes
 differ only in how the script's folder joins ``sys.path`` (``path_setup``).
 """
 
@@ -21,6 +25,10 @@ def _playground_main():
         os.chdir("/work")
     except OSError:
         pass
+    try:
+        sys.stdout.reconfigure(line_buffering=True)
+    except (AttributeError, ValueError):
+        pass
     __main__.__file__ = path
     __main__.__cached__ = None
     try:
@@ -31,6 +39,10 @@ def _playground_main():
         raise
     except BaseException as exc:
         exc.__traceback__ = exc.__traceback__.tb_next
+        try:
+            sys.stdout.flush()
+        except Exception:
+            pass
         sys.excepthook(type(exc), exc, exc.__traceback__)
         raise SystemExit(130 if isinstance(exc, KeyboardInterrupt) else 1) from None
 _playground_main()

@@ -5,9 +5,9 @@ tmpfs. Compile errors come back as stderr with rustc's non-zero exit code.
 rustc and the linker need more than the default memory: see ``LIMITS``.
 
 Image: the official ``rust:1-slim`` (Debian based, has the C linker); no
-digest pinned (none known offline). Offline:
-``PLAYGROUND_IMAGE_RUST=playground-rust:local`` (Debian's rustc,
-``packaging/images/build.sh rust``).
+digest pinned (none known offline). Without it, ``playground-rust:local``
+is used when present (Debian's rustc, ``playground images build rust``); see
+``backends/docker/images.py``.
 """
 
 from playground.core import Capabilities, DockerSpec, Limits, Pack

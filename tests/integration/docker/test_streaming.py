@@ -17,7 +17,7 @@ import pytest
 
 from backends.docker.engine import Engine
 from playground.core import Limits, Sandbox, Spec, Stream
-from playground.packs import bash, node
+from playground.packs import bash, node, python
 
 from .conftest import require_image
 
@@ -83,3 +83,16 @@ async def test_a_flood_arrives_whole_in_large_chunks(sandbox: Sandbox) -> None:
     assert result.stdout == b"x" * (1 << 20)
     assert sum(len(data) for _, _, data in arrivals) == 1 << 20
     assert len(arrivals) <= 512, f"{len(arrivals)} chunks for 1 MiB"
+
+
+async def test_python_output_streams_and_keeps_its_order(sandbox: Sandbox, engine: Engine) -> None:
+    """CPython block-buffers a pipe: the pack runs it unbuffered (``-u``), as a terminal would show it."""
+    require_image(engine, python.PACK)
+    arrivals, on_output = recorder()
+    code = 'import sys, time\nprint("step1")\ntime.sleep(2)\nprint("step2", file=sys.stderr)\nprint("step3")\n'
+    result = await sandbox.run(Spec(lang="python", code=code), on_output=on_output)  # type: ignore[arg-type]
+    assert result.stdout == b"step1\nstep3\n"
+    seen = [data.strip() for _, _, data in arrivals if data.strip()]
+    assert seen == [b"step1", b"step2", b"step3"], arrivals
+    at = {data.strip(): when for when, _, data in reversed(arrivals)}  # the first arrival of each
+    assert at[b"step2"] - at[b"step1"] > 1.5, "step1 waited for the sleep to end"
