@@ -309,6 +309,8 @@ class WasmBackend:
             cpu_limit=control.cpu_limit,
             entry=spec.entry,
             preopens=preopens,
+            attempts=request.attempts,
+            quiet_paths=spec.quiet_paths,
         )
         return runner.run(engine, plan, control)
 

@@ -52,6 +52,8 @@ class StdStream(enum.Enum):
     STDERR = 2
     #: A session's write-only control channel (``/.session/control``; see ``channel``).
     CONTROL = 3
+    #: The in-guest hook's write-only report channel (``/.attempts``; see ``attempt_watch``).
+    REPORT = 4
 
 
 @dataclass(slots=True)

@@ -50,6 +50,7 @@ from backends.wasm.engine import WasmEngine
 from backends.wasm.fds import DirDesc
 from backends.wasm.memlimit import MemoryBudget, budget_scope
 from backends.wasm.state import RunControl, RunState, StopReason
+from playground.core.attempts import AttemptLog
 from playground.core.errors import (
     CPUTimeLimitExceeded,
     InvalidSpec,
@@ -104,6 +105,10 @@ class Launch:
     #: More preopened directories after the root (and a session's ``/.session``): (guest path, directory),
     #: e.g. a runtime's data tree (``mounts``).
     preopens: Sequence[tuple[str, Dir]] = ()
+    #: Where the host functions record what the guest tried beyond its sandbox (``Request.attempts``).
+    attempts: AttemptLog = field(default_factory=AttemptLog)
+    #: Paths outside the tree the runtime probes on its own (``WasmSpec.quiet_paths``): not attempts.
+    quiet_paths: Sequence[str] = ()
 
 
 def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
@@ -125,7 +130,7 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
         raise memory_exceeded(budget, None)
     state = RunState(
         control=control, vfs=launch.vfs, output=launch.output, stdin=launch.stdin, args=launch.argv, env=launch.env,
-        session=launch.session, keyboard=launch.keyboard,
+        session=launch.session, keyboard=launch.keyboard, attempts=launch.attempts, quiet_paths=launch.quiet_paths,
     )  # fmt: skip
     if launch.session is not None:
         launch.session.attach(state)

@@ -21,8 +21,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from backends.wasm.attempt_watch import ReportSink
 from backends.wasm.fds import FdTable
 from backends.wasm.memory import GuestMemory
+from playground.core.attempts import AttemptLog
 from playground.core.keyboard import InputStream
 from playground.core.output import OutputCapture
 from playground.core.vfs import VFS
@@ -154,8 +156,8 @@ class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
     __slots__ = (
-        "args", "budget", "caller", "control", "ctx", "env", "fds", "keyboard", "memory", "output", "session", "stdin",
-        "stdin_pos", "vfs",
+        "args", "attempts", "budget", "caller", "control", "ctx", "env", "fds", "keyboard", "memory", "output",
+        "quiet_paths", "report", "session", "stdin", "stdin_pos", "vfs",
     )  # fmt: skip
 
     def __init__(
@@ -169,6 +171,8 @@ class RunState:
         env: Mapping[str, str],
         session: SessionChannel | None = None,
         keyboard: InputStream | None = None,
+        attempts: AttemptLog | None = None,
+        quiet_paths: Sequence[str] = (),
     ) -> None:
         self.control = control
         self.vfs = vfs
@@ -182,6 +186,12 @@ class RunState:
         self.stdin_pos = 0
         #: What the user types, read after ``stdin`` (a one-shot run's ``Request.input``; see ``keyboard``).
         self.keyboard = keyboard
+        #: What the guest tried beyond its sandbox (``attempt_watch``); the host functions record into it.
+        self.attempts = attempts if attempts is not None else AttemptLog()
+        #: The host's end of the in-guest report channel (``attempt_watch.REPORT_NAME``).
+        self.report = ReportSink(self.attempts)
+        #: Paths outside the tree the runtime probes on its own: not attempts (``attempt_watch``).
+        self.quiet_paths = tuple(quiet_paths)
         self.args = [a.encode("utf-8", "surrogateescape") + b"\0" for a in args]
         self.env = [f"{k}={v}".encode("utf-8", "surrogateescape") + b"\0" for k, v in env.items()]
         self.fds = FdTable(vfs)

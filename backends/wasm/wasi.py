@@ -25,6 +25,7 @@ import time
 from typing import Final
 
 from backends.wasm import abi, keyboard
+from backends.wasm.attempt_watch import socket_call
 from backends.wasm.fds import FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, HostFunction, WasiError, host_function
 from backends.wasm.state import RunState, StopReason
@@ -228,27 +229,31 @@ def poll_oneoff(run: RunState, in_ptr: int, out_ptr: int, nsubs: int, nevents_pt
     return abi.SUCCESS
 
 
-def _not_a_socket(run: RunState, fd: int) -> int:
-    """EBADF for a closed descriptor (``get`` raises it), else ENOTSOCK: no descriptor here is a socket."""
+def _not_a_socket(run: RunState, call: str, fd: int) -> int:
+    """EBADF for a closed descriptor (``get`` raises it), else ENOTSOCK: no descriptor here is a socket.
+
+    Either way the guest tried the network: recorded first (``attempt_watch``).
+    """
+    socket_call(run.attempts, call, fd)
     run.fds.get(fd)
     return abi.ENOTSOCK
 
 
 @_wasi(FUNCTIONS, "iii")
 def sock_accept(run: RunState, fd: int, flags: int, fd_ptr: int) -> int:
-    return _not_a_socket(run, fd)
+    return _not_a_socket(run, "sock_accept", fd)
 
 
 @_wasi(FUNCTIONS, "iiiiii")
 def sock_recv(run: RunState, fd: int, iovs: int, iovs_len: int, flags: int, nread_ptr: int, oflags_ptr: int) -> int:
-    return _not_a_socket(run, fd)
+    return _not_a_socket(run, "sock_recv", fd)
 
 
 @_wasi(FUNCTIONS, "iiiii")
 def sock_send(run: RunState, fd: int, iovs: int, iovs_len: int, flags: int, nwritten_ptr: int) -> int:
-    return _not_a_socket(run, fd)
+    return _not_a_socket(run, "sock_send", fd)
 
 
 @_wasi(FUNCTIONS, "ii")
 def sock_shutdown(run: RunState, fd: int, how: int) -> int:
-    return _not_a_socket(run, fd)
+    return _not_a_socket(run, "sock_shutdown", fd)

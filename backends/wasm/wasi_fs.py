@@ -183,9 +183,13 @@ def fd_write(run: RunState, fd: int, iovs: int, iovs_len: int, nwritten_ptr: int
     if isinstance(desc, StdioDesc):
         stream = _OUTPUT_STREAM.get(desc.stream)
         if stream is None:
-            if desc.stream is not StdStream.CONTROL or run.session is None:
+            data = b"".join(run.memory.view[buf : buf + length] for buf, length in vecs)
+            if desc.stream is StdStream.REPORT:
+                total = run.report.write(data)
+            elif desc.stream is StdStream.CONTROL and run.session is not None:
+                total = run.session.write_control(data)
+            else:
                 return abi.EBADF
-            total = run.session.write_control(b"".join(run.memory.view[buf : buf + length] for buf, length in vecs))
             run.memory.pack(abi.U32, nwritten_ptr, total)
             return abi.SUCCESS
         view = run.memory.view
@@ -262,14 +266,24 @@ def _tell_right(desc: FileDesc) -> None:
 
 @_wasi(FUNCTIONS, "i")
 def fd_close(run: RunState, fd: int) -> int:
+    _note_report_end(run, fd)
     run.fds.close(fd)
     return abi.SUCCESS
 
 
 @_wasi(FUNCTIONS, "ii")
 def fd_renumber(run: RunState, fd: int, to: int) -> int:
+    if fd != to:
+        _note_report_end(run, to)
     run.fds.renumber(fd, to)
     return abi.SUCCESS
+
+
+def _note_report_end(run: RunState, fd: int) -> None:
+    """The guest is about to close (or replace) descriptor ``fd``: if it is the report channel, say so."""
+    desc = run.fds.get(fd)
+    if isinstance(desc, StdioDesc) and desc.stream is StdStream.REPORT:
+        run.report.closed()
 
 
 @_wasi(FUNCTIONS, "i")

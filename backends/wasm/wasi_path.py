@@ -33,26 +33,44 @@ Guarantees:
 
 from __future__ import annotations
 
+from typing import Final
+
 from backends.wasm import abi
-from backends.wasm.fds import DirDesc, FileDesc
+from backends.wasm.attempt_watch import REPORT_NAME, watch_path, watch_read_only
+from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import HostFunction, WasiError, host_function
 from backends.wasm.state import RunState
 from backends.wasm.wasi_fs import set_times, write_filestat
-from playground.core.vfs import Dir, File, Node, Resolved, Symlink
+from playground.core.attempts import AttemptKind
+from playground.core.vfs import Dir, File, Layout, Node, Resolved, Symlink
 
 FUNCTIONS: list[HostFunction] = []
 _wasi = host_function
 
 
-def _resolve(run: RunState, fd: int, ptr: int, length: int, rights: int, *, follow: bool) -> tuple[DirDesc, Resolved]:
-    """The descriptor ``fd`` (holding ``rights``) and where the guest path at ``ptr`` leads from it."""
+_CHANGES: Final = frozenset({AttemptKind.FILE_WRITE, AttemptKind.FILE_DELETE})
+
+
+def _resolve(
+    run: RunState, fd: int, ptr: int, length: int, rights: int, *, follow: bool, kind: AttemptKind
+) -> tuple[DirDesc, Resolved]:
+    """The descriptor ``fd`` (holding ``rights``) and where the guest path at ``ptr`` leads from it.
+
+    The one place every path call passes: what it tries outside the
+    sandbox's tree, or against a read-only place, is recorded here as
+    ``kind`` (``attempt_watch``), whatever the call then returns.
+    """
     desc = run.fds.dir(fd, rights)
     path = run.memory.read_str(ptr, length)
     if not path:
         raise WasiError(abi.ENOENT)
     if path.startswith("/"):
         raise WasiError(abi.EPERM)
-    return desc, run.vfs.resolve(desc.dir, path, floor=desc.floor, follow=follow)
+    watch_path(run.attempts, run.vfs, desc.dir, path, kind=kind, quiet=run.quiet_paths)
+    found = run.vfs.resolve(desc.dir, path, floor=desc.floor, follow=follow)
+    if kind in _CHANGES:
+        watch_read_only(run.attempts, run.vfs, desc.dir, path, kind=kind, found=found)
+    return desc, found
 
 
 def _existing(found: Resolved) -> Node:
@@ -97,7 +115,15 @@ def path_open(
         needed |= abi.RIGHT_PATH_FILESTAT_SET_SIZE
     # O_CREAT|O_EXCL never follows a link in the last component (POSIX).
     follow = bool(dirflags & abi.LOOKUPFLAGS_SYMLINK_FOLLOW) and not exclusive
-    desc, found = _resolve(run, fd, path_ptr, path_len, needed, follow=follow)
+    writes = create or bool(oflags & abi.OFLAGS_TRUNC) or bool(rights_base & abi.RIGHTS_WRITE)
+    kind = (
+        AttemptKind.FILE_LIST if oflags & abi.OFLAGS_DIRECTORY
+        else AttemptKind.FILE_WRITE if writes else AttemptKind.FILE_READ
+    )  # fmt: skip
+    if _opens_report(run, fd, path_ptr, path_len):
+        run.memory.pack(abi.U32, fd_ptr, run.fds.add(StdioDesc(StdStream.REPORT, rights=abi.RIGHT_FD_WRITE)))
+        return abi.SUCCESS
+    desc, found = _resolve(run, fd, path_ptr, path_len, needed, follow=follow, kind=kind)
     parent, name, node = found.parent, found.name, found.node
     if run.session is not None and parent is run.session.dir and name is not None:
         run.memory.pack(abi.U32, fd_ptr, run.session.open_control(run, name, oflags, found.slash))
@@ -137,12 +163,23 @@ def path_open(
     return abi.SUCCESS
 
 
+def _opens_report(run: RunState, fd: int, path_ptr: int, path_len: int) -> bool:
+    """True for ``/.attempts`` from the root (standard layout): the in-guest report channel, write-only."""
+    if run.vfs.layout is not Layout.STANDARD or path_len != len(REPORT_NAME):
+        return False
+    desc = run.fds.get(fd)
+    from_root = isinstance(desc, DirDesc) and desc.dir is run.vfs.root
+    return from_root and run.memory.read_str(path_ptr, path_len) == REPORT_NAME
+
+
 # -- directories, names ------------------------------------------------------------------
 
 
 @_wasi(FUNCTIONS, "iii")
 def path_create_directory(run: RunState, fd: int, path_ptr: int, path_len: int) -> int:
-    _, found = _resolve(run, fd, path_ptr, path_len, abi.RIGHT_PATH_CREATE_DIRECTORY, follow=False)
+    _, found = _resolve(
+        run, fd, path_ptr, path_len, abi.RIGHT_PATH_CREATE_DIRECTORY, follow=False, kind=AttemptKind.FILE_WRITE
+    )
     if found.name is None or found.node is not None:
         return abi.EEXIST
     run.vfs.mkdir(found.parent, found.name)
@@ -151,7 +188,9 @@ def path_create_directory(run: RunState, fd: int, path_ptr: int, path_len: int) 
 
 @_wasi(FUNCTIONS, "iii")
 def path_remove_directory(run: RunState, fd: int, path_ptr: int, path_len: int) -> int:
-    _, found = _resolve(run, fd, path_ptr, path_len, abi.RIGHT_PATH_REMOVE_DIRECTORY, follow=False)
+    _, found = _resolve(
+        run, fd, path_ptr, path_len, abi.RIGHT_PATH_REMOVE_DIRECTORY, follow=False, kind=AttemptKind.FILE_DELETE
+    )
     parent, name = _named(found)
     run.vfs.rmdir(parent, name)
     return abi.SUCCESS
@@ -159,7 +198,9 @@ def path_remove_directory(run: RunState, fd: int, path_ptr: int, path_len: int) 
 
 @_wasi(FUNCTIONS, "iii")
 def path_unlink_file(run: RunState, fd: int, path_ptr: int, path_len: int) -> int:
-    _, found = _resolve(run, fd, path_ptr, path_len, abi.RIGHT_PATH_UNLINK_FILE, follow=False)
+    _, found = _resolve(
+        run, fd, path_ptr, path_len, abi.RIGHT_PATH_UNLINK_FILE, follow=False, kind=AttemptKind.FILE_DELETE
+    )
     if found.name is None:
         return abi.EISDIR
     if found.slash and found.node is not None and not isinstance(found.node, Dir):
@@ -170,8 +211,12 @@ def path_unlink_file(run: RunState, fd: int, path_ptr: int, path_len: int) -> in
 
 @_wasi(FUNCTIONS, "iiiiii")
 def path_rename(run: RunState, fd: int, old_ptr: int, old_len: int, new_fd: int, new_ptr: int, new_len: int) -> int:
-    _, source = _resolve(run, fd, old_ptr, old_len, abi.RIGHT_PATH_RENAME_SOURCE, follow=False)
-    _, target = _resolve(run, new_fd, new_ptr, new_len, abi.RIGHT_PATH_RENAME_TARGET, follow=False)
+    _, source = _resolve(
+        run, fd, old_ptr, old_len, abi.RIGHT_PATH_RENAME_SOURCE, follow=False, kind=AttemptKind.FILE_DELETE
+    )
+    _, target = _resolve(
+        run, new_fd, new_ptr, new_len, abi.RIGHT_PATH_RENAME_TARGET, follow=False, kind=AttemptKind.FILE_WRITE
+    )
     src_parent, src_name = _named(source)
     dst_parent, dst_name = _named(target)
     moving = source.node
@@ -188,7 +233,9 @@ def path_rename(run: RunState, fd: int, old_ptr: int, old_len: int, new_fd: int,
 def path_filestat_get(run: RunState, fd: int, flags: int, path_ptr: int, path_len: int, buf: int) -> int:
     run.memory.check(buf, abi.FILESTAT.size)
     follow = bool(flags & abi.LOOKUPFLAGS_SYMLINK_FOLLOW)
-    _, found = _resolve(run, fd, path_ptr, path_len, abi.RIGHT_PATH_FILESTAT_GET, follow=follow)
+    _, found = _resolve(
+        run, fd, path_ptr, path_len, abi.RIGHT_PATH_FILESTAT_GET, follow=follow, kind=AttemptKind.FILE_READ
+    )
     write_filestat(run, buf, _existing(found))
     return abi.SUCCESS
 
@@ -198,7 +245,9 @@ def path_filestat_set_times(
     run: RunState, fd: int, flags: int, path_ptr: int, path_len: int, atim: int, mtim: int, fst_flags: int
 ) -> int:
     follow = bool(flags & abi.LOOKUPFLAGS_SYMLINK_FOLLOW)
-    _, found = _resolve(run, fd, path_ptr, path_len, abi.RIGHT_PATH_FILESTAT_SET_TIMES, follow=follow)
+    _, found = _resolve(
+        run, fd, path_ptr, path_len, abi.RIGHT_PATH_FILESTAT_SET_TIMES, follow=follow, kind=AttemptKind.FILE_WRITE
+    )
     return set_times(_existing(found), atim, mtim, fst_flags)
 
 
@@ -209,7 +258,7 @@ def path_filestat_set_times(
 def path_readlink(run: RunState, fd: int, path_ptr: int, path_len: int, buf: int, buf_len: int, used_ptr: int) -> int:
     run.memory.check(used_ptr, 4)
     run.memory.check(buf, buf_len)
-    _, found = _resolve(run, fd, path_ptr, path_len, abi.RIGHT_PATH_READLINK, follow=False)
+    _, found = _resolve(run, fd, path_ptr, path_len, abi.RIGHT_PATH_READLINK, follow=False, kind=AttemptKind.FILE_READ)
     node = _existing(found)
     if not isinstance(node, Symlink):
         return abi.EINVAL
@@ -222,7 +271,7 @@ def path_readlink(run: RunState, fd: int, path_ptr: int, path_len: int, buf: int
 @_wasi(FUNCTIONS, "iiiii")
 def path_symlink(run: RunState, old_ptr: int, old_len: int, fd: int, new_ptr: int, new_len: int) -> int:
     target = run.memory.read_str(old_ptr, old_len)
-    desc, found = _resolve(run, fd, new_ptr, new_len, abi.RIGHT_PATH_SYMLINK, follow=False)
+    desc, found = _resolve(run, fd, new_ptr, new_len, abi.RIGHT_PATH_SYMLINK, follow=False, kind=AttemptKind.FILE_WRITE)
     if found.name is None:
         return abi.EEXIST
     if found.node is not None:
@@ -240,8 +289,12 @@ def path_link(
     run: RunState, old_fd: int, old_flags: int, old_ptr: int, old_len: int, new_fd: int, new_ptr: int, new_len: int
 ) -> int:
     follow = bool(old_flags & abi.LOOKUPFLAGS_SYMLINK_FOLLOW)
-    _, source = _resolve(run, old_fd, old_ptr, old_len, abi.RIGHT_PATH_LINK_SOURCE, follow=follow)
-    _, target = _resolve(run, new_fd, new_ptr, new_len, abi.RIGHT_PATH_LINK_TARGET, follow=False)
+    _, source = _resolve(
+        run, old_fd, old_ptr, old_len, abi.RIGHT_PATH_LINK_SOURCE, follow=follow, kind=AttemptKind.FILE_READ
+    )
+    _, target = _resolve(
+        run, new_fd, new_ptr, new_len, abi.RIGHT_PATH_LINK_TARGET, follow=False, kind=AttemptKind.FILE_WRITE
+    )
     if isinstance(_existing(source), Dir):
         return abi.EPERM
     if target.name is None or target.node is not None:

@@ -4,6 +4,7 @@ Everything a caller needs is re-exported here; the modules behind it are
 implementation detail.
 """
 
+from playground.core.attempts import Attempt, AttemptKind, AttemptLog, Observer, summarize
 from playground.core.backend import (
     Backend,
     Diagnosable,
@@ -100,6 +101,9 @@ __all__ = [
     "VFS",
     "WASM_ONLY",
     "Artifact",
+    "Attempt",
+    "AttemptKind",
+    "AttemptLog",
     "AuthMode",
     "Backend",
     "BackendUnavailable",
@@ -132,6 +136,7 @@ __all__ = [
     "NetLogEntry",
     "NetPolicy",
     "NetworkDenied",
+    "Observer",
     "Outcome",
     "OutputCapture",
     "OutputLimitExceeded",
@@ -186,5 +191,6 @@ __all__ = [
     "parse_size",
     "program_file",
     "reached_note",
+    "summarize",
     "validate_packs",
 ]

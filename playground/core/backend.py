@@ -9,9 +9,10 @@ results to limit errors) happens once, in ``Sandbox``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from playground.core.attempts import AttemptLog
 from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture
@@ -46,7 +47,11 @@ class Request:
       into it until it is closed (end of file after that). A guest blocked
       reading it must still be stopped at ``limits.wall_time`` and on
       cancellation, and (where the tier measures CPU time itself) not be
-      charged CPU time while it waits.
+      charged CPU time while it waits;
+    * record in ``attempts`` what the guest tried beyond its sandbox, as far
+      as the tier can see it (``core.attempts``): what code of ours refused
+      as ``Observer.HOST``, what an in-guest hook reported only through
+      ``parse_guest_report``.
     """
 
     pack: Pack
@@ -58,6 +63,8 @@ class Request:
     progress: ProgressCallback | None = None
     #: The keyboard (``Sandbox.run(..., input=)``): read after ``stdin``; None means end of file after ``stdin``.
     input: InputStream | None = None
+    #: What the guest tried beyond its sandbox (``Result.attempts``).
+    attempts: AttemptLog = field(default_factory=AttemptLog)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

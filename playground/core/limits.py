@@ -149,8 +149,14 @@ def reached_note(name: str, limits: Limits | None = None) -> str:
     Shared by the CLI, the MCP server and the GUI so they tell it alike,
     e.g. ``the process limit (64) was reached: the sandbox refused to start more processes``.
     """
+    named = reached_limit(name, limits)
+    if name == "max_procs":
+        return f"{named} was reached: the sandbox refused to start more processes"
+    return f"{named} was reached"
+
+
+def reached_limit(name: str, limits: Limits | None = None) -> str:
+    """The limit named for a person: ``the process limit (64)``."""
     value = None if limits is None else getattr(limits, name, None)
     shown = f" ({value!r})" if value is not None else ""
-    if name == "max_procs":
-        return f"the process limit{shown} was reached: the sandbox refused to start more processes"
-    return f"the {name} limit{shown} was reached"
+    return f"the process limit{shown}" if name == "max_procs" else f"the {name} limit{shown}"

@@ -6,6 +6,7 @@ holds no code. Adding a language adds a pack, never core API.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -94,7 +95,10 @@ class WasmSpec:
     when that is exported; its i32 result is the exit code). ``mounts`` are
     artifacts shown read-only in the guest's tree (a standard library zip).
     ``variants`` are other runtimes of the same language, picked per program
-    (``WasmVariant``).
+    (``WasmVariant``). ``quiet_paths`` are paths outside the sandbox's tree
+    that the runtime probes on its own (CPython's start-up landmarks): not
+    reported as attempts (``core.attempts``), so a plain run has none. A path
+    names itself and everything below it.
     """
 
     module: Artifact | None
@@ -111,9 +115,14 @@ class WasmSpec:
     typical_start: float = 0.0
     entry: str = "_start"
     variants: tuple[WasmVariant, ...] = ()
+    quiet_paths: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "quiet_paths", tuple(self.quiet_paths))
+        for path in self.quiet_paths:
+            if not path.startswith("/") or path != posixpath.normpath(path) or path == "/":
+                raise InvalidPack(f"quiet path {path!r} must be an absolute, normal path below /")
         object.__setattr__(self, "mounts", tuple(self.mounts))
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
         object.__setattr__(self, "variants", tuple(self.variants))

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from playground.core.attempts import Attempt
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NetLogEntry:
@@ -61,6 +63,11 @@ class Result:
     cope with a refused fork, and its output is complete), but the user must
     be told: every front end says it, and ``playground run`` exits with 125.
     A limit that stops the guest is a ``LimitExceeded`` instead.
+
+    ``attempts`` is what the guest tried beyond its sandbox (files outside
+    its tree, the network, processes, ...; ``core.attempts``), each record
+    saying who observed it; ``attempts_dropped`` counts distinct records
+    the size cap cut. A limit in ``limits_reached`` is one of them too.
     """
 
     stdout: bytes = b""
@@ -73,6 +80,8 @@ class Result:
     restarted: bool = False
     net_log: tuple[NetLogEntry, ...] = ()
     limits_reached: tuple[str, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
+    attempts_dropped: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "files", MappingProxyType(dict(self.files)))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from playground.core import package_plan, package_tree, variants
+from playground.core.attempts import AttemptKind, AttemptLog
 from playground.core.backend import Backend, CallerRootBackend, ProgressCallback, Provisionable, Request
 from playground.core.errors import (
     BackendUnavailable,
@@ -29,7 +30,7 @@ from playground.core.errors import (
     Unsupported,
 )
 from playground.core.keyboard import InputStream
-from playground.core.limits import DEFAULT_LIMITS, Limits
+from playground.core.limits import DEFAULT_LIMITS, Limits, reached_limit
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
 from playground.core.packages import PackageSet, PackageStore
@@ -433,9 +434,13 @@ class Sandbox:
         packages = await self._packages_off_loop(spec, on_progress)
         vfs = VFS.for_limits(limits, Layout.CALLER_ROOT if spec.uses_caller_root else Layout.STANDARD)
         output = OutputCapture(_opt_int(limits.get("max_output")), on_output)
+        attempts = AttemptLog()
         started = time.monotonic()
 
         def result_of(outcome: Outcome | None) -> Result:
+            for name in outcome.limits_reached if outcome else ():
+                held = "refused: the guest was held to it"
+                attempts.record(AttemptKind.LIMIT_REACHED, reached_limit(name, limits), held)
             return Result(
                 stdout=output.stdout(),
                 stderr=output.stderr(),
@@ -451,6 +456,8 @@ class Sandbox:
                 backend=backend.name,
                 net_log=outcome.net_log if outcome else (),
                 limits_reached=outcome.limits_reached if outcome else (),
+                attempts=attempts.snapshot(),
+                attempts_dropped=attempts.dropped,
             )
 
         try:
@@ -464,7 +471,7 @@ class Sandbox:
 
         request = Request(
             pack=pack, spec=guest_spec, limits=limits, vfs=vfs, output=output,
-            stdin=spec.stdin_bytes, progress=on_progress, input=input,
+            stdin=spec.stdin_bytes, progress=on_progress, input=input, attempts=attempts,
         )
         try:
             outcome = await backend.run(request)

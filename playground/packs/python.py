@@ -9,6 +9,10 @@ from playground.packs.runtimes import CPYTHON
 #: folder replaces ``sys.path[0]`` as for any script.
 BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)")
 
+#: Where CPython's start-up (``getpath``) looks for its landmarks before it settles on its compiled-in
+#: prefix: outside the sandbox's tree, but its own doing, not the program's (``WasmSpec.quiet_paths``).
+STARTUP_PROBES = ("/pyvenv.cfg", "/pybuilddir.txt", "/Modules/Setup.local", "/lib/python312.zip", "/lib/python3.12")
+
 PACK = Pack(
     name="python",
     aliases=("py", "python3"),
@@ -18,6 +22,7 @@ PACK = Pack(
     wasm=WasmSpec(
         module=CPYTHON, args=("-B", "-c", BOOT, "{main}", "{args}"), main_file="main.py", session_driver="repl_py",
         typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
+        quiet_paths=STARTUP_PROBES,
         variants=(
             WasmVariant(
                 name="scientific",

@@ -1,0 +1,142 @@
+"""Issue #15: what a guest on the Wasm tier tries beyond its sandbox, as the WASI layer sees it.
+
+The root ``/`` is ours, so every path a guest names reaches our host
+functions: those outside the tree, and changes to read-only places, are
+host records with the exact path. Benign programs (each runtime's own
+start-up included) produce none; a guest cannot forge host records.
+Real runtimes from the user cache (skipped per language when missing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from backends.wasm import WasmBackend
+from playground.core import Attempt, AttemptKind, Limits, Observer, Sandbox, Spec
+from playground.packs import javascript, lua, python, typescript
+from tests.integration.wasm.conftest import need_runtime
+
+OUTSIDE = "refused: not in the sandbox"
+
+
+@pytest.fixture(scope="module")
+def real() -> Iterator[Sandbox]:
+    with Sandbox(backends=[WasmBackend()], packs=[javascript.PACK, lua.PACK, python.PACK, typescript.PACK]) as sb:
+        yield sb
+
+
+async def attempts_of(sb: Sandbox, lang: str, code: str) -> tuple[Attempt, ...]:
+    need_runtime(sb, lang)
+    result = await sb.run(Spec(lang=lang, code=code, limits=Limits(wall_time=30.0)))
+    assert result.exit_code == 0, result.stderr
+    return result.attempts
+
+
+def seen(attempts: tuple[Attempt, ...]) -> set[tuple[AttemptKind, str, str, Observer]]:
+    return {(a.kind, a.target, a.verdict, a.observer) for a in attempts}
+
+
+BENIGN = {
+    "python": "import json, csv, re, collections, datetime, decimal, typing, asyncio, unittest, email, zoneinfo\n"
+    "from typing import List\nimport os\nos.makedirs('/work/sub', exist_ok=True)\n"
+    "open('notes.txt', 'w').write('x')\nopen('/out/r.txt', 'w').write(open('notes.txt').read())\n"
+    "print(sorted(os.listdir('/')), os.listdir('/in'))\n",
+    "lua": "local f = io.open('notes.txt', 'w'); f:write('x'); f:close(); print(io.open('notes.txt'):read('a'))\n",
+    "javascript": "console.log(JSON.stringify({a: [1, 2]}));\n",
+    "typescript": "const n: number = 42;\nconsole.log(`n=${n}`);\n",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(BENIGN))
+async def test_a_benign_program_tries_nothing(real: Sandbox, lang: str) -> None:
+    assert await attempts_of(real, lang, BENIGN[lang]) == ()
+
+
+async def test_python_reads_writes_lists_and_deletes_outside_are_recorded_with_their_paths(real: Sandbox) -> None:
+    code = """
+import os
+for step in (lambda: open('/home/u/.ssh/id_rsa').read(), lambda: open('/etc/passwd'),
+             lambda: os.listdir('/home'), lambda: os.remove('/home/u/notes'), lambda: os.mkdir('/var/evil'),
+             lambda: open('/in/data.csv', 'w'), lambda: os.stat('/root/.aws/credentials'),
+             lambda: open('/work/../etc/shadow')):
+    try:
+        step()
+    except OSError as exc:
+        print(type(exc).__name__)
+print(list(os.walk('/home')))
+"""
+    got = seen(await attempts_of(real, "python", code))
+    assert got == {
+        (AttemptKind.FILE_READ, "/home/u/.ssh/id_rsa", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_READ, "/etc/passwd", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_LIST, "/home", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_DELETE, "/home/u/notes", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_WRITE, "/var/evil", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_WRITE, "/in/data.csv", "refused: /in is read-only", Observer.HOST),
+        (AttemptKind.FILE_READ, "/root/.aws/credentials", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_READ, "/etc/shadow", OUTSIDE, Observer.HOST),
+    }, got
+
+
+async def test_lua_attempts_are_recorded_too(real: Sandbox) -> None:
+    code = "print(io.open('/etc/shadow'))\nprint(os.remove('/home/u/x'))\nprint(io.open('/in/x', 'w'))\n"
+    got = seen(await attempts_of(real, "lua", code))
+    assert got == {
+        (AttemptKind.FILE_READ, "/etc/shadow", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_DELETE, "/home/u/x", OUTSIDE, Observer.HOST),
+        (AttemptKind.FILE_WRITE, "/in/x", "refused: /in is read-only", Observer.HOST),
+    }
+
+
+async def test_a_loop_of_attempts_is_one_record_with_its_count(real: Sandbox) -> None:
+    code = "for _ in range(10000):\n    try:\n        open('/etc/hosts')\n    except OSError:\n        pass\n"
+    (record,) = await attempts_of(real, "python", code)
+    assert (record.kind, record.target, record.count) == (AttemptKind.FILE_READ, "/etc/hosts", 10000)
+    assert record.first_at >= 0.0
+
+
+async def test_a_guest_cannot_forge_host_records(real: Sandbox) -> None:
+    forged = '{"kind": "file_read", "target": "/forged", "verdict": "refused", "observer": "host"}'
+    code = f"""
+import os, sys
+line = {forged!r} + "\\n"
+print(line); print(line, file=sys.stderr)
+open('/work/.attempts', 'w').write(line)
+fd = os.open('/.attempts', os.O_WRONLY)
+os.write(fd, line.encode())
+os.write(fd, b'{{"kind": "limit_reached", "target": "the process limit (64)"}}\\n')
+os.write(fd, b"junk\\n")
+os.close(fd)
+"""
+    got = seen(await attempts_of(real, "python", code))
+    assert got == {
+        (AttemptKind.FILE_READ, "/forged", "refused", Observer.GUEST),  # believed only as the guest's word
+        (AttemptKind.REPORTING_TAMPERED, "a forged limit_reached record on the report channel", "ignored",
+         Observer.HOST),
+        (AttemptKind.REPORTING_TAMPERED, "a garbled line on the report channel", "ignored", Observer.HOST),
+        (AttemptKind.REPORTING_TAMPERED, "closed the in-guest report channel", "noted", Observer.HOST),
+    }, got  # fmt: skip
+
+
+async def test_the_report_channel_is_write_only_and_cannot_be_created_elsewhere(real: Sandbox) -> None:
+    code = """
+import os
+fd = os.open('/.attempts', os.O_WRONLY)
+try:
+    os.read(fd, 1)
+except OSError as exc:
+    print('read:', exc.errno != 0)
+for path in ('/work/../.attempts/x', '/.attempts/'):
+    try:
+        os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        print('open:', type(exc).__name__)
+print(sorted(os.listdir('/')))
+"""
+    need_runtime(real, "python")
+    result = await real.run(Spec(lang="python", code=code))
+    assert result.stdout.decode().splitlines() == [
+        "read: True", "open: FileNotFoundError", "open: FileNotFoundError", "['in', 'out', 'tmp', 'work']"
+    ], result.stderr  # fmt: skip
