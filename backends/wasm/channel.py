@@ -48,9 +48,9 @@ eval's wall time, cut short by a kill), and returns end of file when the
 input was closed (Ctrl-D), when the eval has no keyboard, or between evals.
 stdin itself carries the frames, so the drivers make this file the user
 code's stdin (``sys.stdin`` in Python, ``io.input()``/``io.stdin`` in Lua,
-reopened for every eval so nothing typed for one eval reaches the next);
-QuickJS's ``readStdin()`` throws in a REPL, so JavaScript sessions read no
-keyboard (a clear error, not a hang). A Ctrl-C while a read waits ends the
+reopened for every eval so nothing typed for one eval reaches the next;
+QuickJS's ``readStdin()`` and ``fs.readFileSync(0)`` open it anew on every
+call and read it to its end, Ctrl-D). A Ctrl-C while a read waits ends the
 read with EINTR (after setting CPython's signal words, so Python raises
 ``KeyboardInterrupt`` at once).
 

@@ -160,8 +160,9 @@ class WasmGuestSession:
         """Run ``code`` in the live interpreter; see ``GuestSession.eval``.
 
         ``input`` is what the code reads from its stdin: the drivers of
-        Python and Lua make ``/.session/stdin`` their user code's stdin (see
-        ``channel``); JavaScript's ``readStdin()`` throws in a session.
+        Python and Lua make ``/.session/stdin`` their user code's stdin, and
+        JavaScript's ``readStdin()`` / ``fs.readFileSync(0)`` read it up to
+        Ctrl-D (see ``channel``).
 
         Cancellation: stops the eval and kills the instance; the worker
         thread has closed the Store before ``CancelledError`` leaves.

@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="e2d99f83f359e6553555ea512a4a908c586658bde5d0b55a75f392ded7be00f8",
-    size=1084746,
+    sha256="f3c0aa1c5f5923679183541039e57ab8b105fdd817fa7fc1f66a5b2e5a930183",
+    size=1084972,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -26,7 +26,9 @@
  *   readlinkSync, fs.promises.*;
  *   failures throw Errors with a node-style .code ('ENOENT', 'EACCES',
  *   'EROFS', 'EDQUOT', ...), .errno (the negated WASI errno), .syscall,
- *   .path. readStdin() returns all of stdin as a string. process.env (the
+ *   .path. readStdin() (also fs.readFileSync(0) and '/dev/stdin') returns
+ *   all of stdin as a string, up to its end of file (what was printed is
+ *   flushed first, so a prompt shows while the read waits). process.env (the
  *   WASI environment), process.cwd(), process.platform ('wasi'),
  *   process.stdout/stderr.write; TextEncoder/TextDecoder (UTF-8);
  *   Headers, Request, Response (Web-style).
@@ -61,6 +63,11 @@
  *   context and its globals stay as they were.
  * - Streaming: the same poll flushes stdout and stderr, so what a long eval
  *   prints arrives while it runs, not only at its end.
+ * - Keyboard: readStdin() (and fs.readFileSync(0)) reads /.session/stdin,
+ *   what the user types while the eval runs, up to Ctrl-D (end of file; at
+ *   once when the eval has no keyboard). Each call opens it anew, so every
+ *   eval reads its own input. Ctrl-C while it waits makes the read fail
+ *   (EINTR) and the eval stop as above.
  *
  * Serve mode (--serve FILE), for Sandbox Playground's handler bridge:
  * - evaluates FILE once. The program registers its handler with
@@ -80,7 +87,7 @@
  *   "response <n>\n" + JSON head {status, headers} + '\n' + body. A handler
  *   that throws gets a 500 (stack on stderr); "oom\n" follows a response
  *   when the handler ran out of memory. stdin is the request channel, so
- *   readStdin() throws in serve (and REPL) mode.
+ *   readStdin() throws in serve mode.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -551,6 +558,10 @@ extern char **environ;
 
 /* --repl and --serve: stdin is the sandbox's frame channel, not data. */
 static bool stdin_is_channel;
+/* --repl: what the user's stdin is instead, the running eval's keyboard
+   (end of file at Ctrl-D, without a keyboard, or between evals). */
+#define REPL_KEYBOARD "/.session/stdin"
+static const char *stdin_path;
 
 static const char *errno_code(int e) {
     switch (e) {
@@ -651,7 +662,7 @@ static void release_bytes(JSContext *c, const char *str, JSValue hold) {
     JS_FreeValue(c, hold);
 }
 
-static JSValue read_fd_all(JSContext *c, int fd, size_t hint) {
+static JSValue read_fd_all(JSContext *c, int fd, size_t hint, bool eintr_fails) {
     size_t cap = hint + 1 > 4096 ? hint + 1 : 4096, len = 0;
     uint8_t *buf = malloc(cap);
     if (!buf)
@@ -668,7 +679,7 @@ static JSValue read_fd_all(JSContext *c, int fd, size_t hint) {
             cap = nc;
         }
         ssize_t r = read(fd, buf + len, cap - len);
-        if (r < 0 && errno == EINTR)
+        if (r < 0 && errno == EINTR && !eintr_fails)
             continue;
         if (r < 0) {
             int e = errno;
@@ -702,7 +713,7 @@ static JSValue js_read_file(JSContext *c, JSValueConst this_val, int argc,
     struct stat st;
     size_t hint = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
     errno = 0;
-    JSValue v = read_fd_all(c, fd, hint);
+    JSValue v = read_fd_all(c, fd, hint, false);
     if (JS_IsException(v) && errno)
         v = throw_errno(c, errno, "read", path, NULL);
     close(fd);
@@ -710,21 +721,39 @@ static JSValue js_read_file(JSContext *c, JSValueConst this_val, int argc,
     return v;
 }
 
-/* readStdin() -> Uint8Array (all of stdin) */
+/* readStdin() -> Uint8Array (all of stdin, up to end of file). What was
+   printed so far is flushed first, so a prompt shows before the wait. In a
+   REPL session stdin is the eval's keyboard (REPL_KEYBOARD): a read waits
+   for what the user types, and fails with EINTR at Ctrl-C (the eval then
+   stops at the next interrupt poll) instead of waiting again. */
 static JSValue js_read_stdin(JSContext *c, JSValueConst this_val, int argc,
                              JSValueConst *argv) {
     (void)this_val;
     (void)argc;
     (void)argv;
+    fflush(stdout);
+    fflush(stderr);
+    if (stdin_path) {
+        int fd = open(stdin_path, O_RDONLY);
+        if (fd < 0)
+            return throw_errno(c, errno, "open", "<stdin>", NULL);
+        errno = 0;
+        JSValue v = read_fd_all(c, fd, 0, true);
+        int e = errno;
+        close(fd);
+        if (JS_IsException(v) && e)
+            v = throw_errno(c, e, "read", "<stdin>", NULL);
+        return v;
+    }
     if (stdin_is_channel) {
         JSValue err = JS_NewError(c);
         JS_SetPropertyStr(c, err, "message",
-                          JS_NewString(c, "stdin is not available in a REPL session or a served program"));
+                          JS_NewString(c, "stdin is not available in a served program"));
         JS_SetPropertyStr(c, err, "code", JS_NewString(c, "ENOTSUP"));
         return JS_Throw(c, err);
     }
     errno = 0;
-    JSValue v = read_fd_all(c, 0, 0);
+    JSValue v = read_fd_all(c, 0, 0, false);
     if (JS_IsException(v) && errno)
         v = throw_errno(c, errno, "read", "<stdin>", NULL);
     return v;
@@ -1955,6 +1984,7 @@ int main(int argc, char **argv) {
 
     if (mode == MODE_REPL) {
         stdin_is_channel = true;
+        stdin_path = REPL_KEYBOARD;
         finish(repl());
     }
     if (mode == MODE_SERVE)

@@ -164,13 +164,74 @@ async def test_lua_session_reads_the_keyboard(real: Sandbox, open_sessions: list
     assert result.stdout == b"Hello, Ada\nnil\n", result.stderr
 
 
-async def test_javascript_session_says_it_has_no_stdin(real: Sandbox, open_sessions: list[Session]) -> None:
+async def test_javascript_session_reads_the_keyboard_up_to_ctrl_d(real: Sandbox, open_sessions: list[Session]) -> None:
     session = await open_session(real, "javascript", open_sessions, limits=Limits(wall_time=10))
     keyboard = InputStream()
-    keyboard.write(b"x\n")
-    result = await session.eval("readStdin()", input=keyboard)
-    assert result.exit_code == 1 and b"stdin is not available in a REPL session" in result.stderr
-    assert (await session.eval("1 + 1")).stdout == b"2\n"
+    type_later(keyboard, b"Ada\n", b"Grace\n", None)
+    code = 'console.log("Names?"); const names = readStdin().split("\\n").filter(Boolean); names.length'
+    result = await session.eval(code, input=keyboard)
+    # The prompt is flushed before the read waits; the read returns at Ctrl-D.
+    assert result.stdout == b"Names?\n2\n" and result.exit_code == 0, result.stderr
+    assert keyboard.delivered == len(b"Ada\nGrace\n")
+    assert (await session.eval("names.join('+')")).stdout == b"Ada+Grace\n"
+    # fs.readFileSync(0) is the same stdin; what was typed for one eval never reaches the next,
+    # and without a keyboard stdin ends at once.
+    keyboard = InputStream()
+    type_later(keyboard, b"Linus\n", None)
+    result = await session.eval("console.log(JSON.stringify(require('fs').readFileSync(0, 'utf8')))", input=keyboard)
+    assert result.stdout == b'"Linus\\n"\n', result.stderr
+    assert (await session.eval("JSON.stringify(readStdin())")).stdout == b'""\n'
+
+
+async def test_javascript_session_prompt_shows_while_the_read_waits(
+    real: Sandbox, open_sessions: list[Session]
+) -> None:
+    session = await open_session(real, "javascript", open_sessions, limits=Limits(wall_time=10))
+    keyboard = InputStream()
+    seen: list[bytes] = []
+    task = asyncio.ensure_future(
+        session.eval('print("Name?"); const who = readStdin().trim(); print("Hello, " + who)',
+                     input=keyboard, on_output=lambda stream, data: seen.append(data))
+    )  # fmt: skip
+    deadline = time.monotonic() + 10
+    while not keyboard.waiting and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert keyboard.waiting, "the eval never waited for the keyboard"
+    await asyncio.sleep(0.2)
+    assert b"".join(seen) == b"Name?\n"
+    keyboard.write(b"Ada\n")
+    await asyncio.sleep(0.2)
+    assert not task.done(), "the read must wait for Ctrl-D"
+    keyboard.close()
+    result = await asyncio.wait_for(task, 5)
+    assert result.stdout == b"Name?\nHello, Ada\n" and result.exit_code == 0, result.stderr
+
+
+async def test_javascript_session_ctrl_c_while_waiting_keeps_the_state(
+    real: Sandbox, open_sessions: list[Session]
+) -> None:
+    session = await open_session(real, "javascript", open_sessions, limits=Limits(wall_time=10))
+    await session.eval("var x = 41")
+    keyboard = InputStream()
+    task = asyncio.ensure_future(session.eval("readStdin()", input=keyboard))
+    deadline = time.monotonic() + 10
+    while not keyboard.waiting and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert session.interrupt()
+    result = await asyncio.wait_for(task, 5)
+    assert result.exit_code == 1 and b"interrupted" in result.stderr, result.stderr
+    assert (await session.eval("x + 1")).stdout == b"42\n"
+
+
+async def test_javascript_session_wait_for_input_meets_the_eval_wall_time(
+    real: Sandbox, open_sessions: list[Session]
+) -> None:
+    session = await open_session(real, "javascript", open_sessions, limits=Limits(wall_time=1.0, cpu_time=0.3))
+    started = time.monotonic()
+    with pytest.raises(TimeLimitExceeded) as info:
+        await session.eval("readStdin()", input=InputStream())
+    assert not isinstance(info.value, CPUTimeLimitExceeded) and info.value.limit == "wall_time"
+    assert 0.9 <= time.monotonic() - started < 5
 
 
 # -- the CLI: a terminal is the keyboard, piped stdin is read whole -----------------------------------
