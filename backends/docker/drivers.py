@@ -41,7 +41,7 @@ class Driver:
     fifos: tuple[str, ...]
     interrupt: tuple[str, ...]
     #: Whether the driver takes ``L`` evals whose stdin is the keyboard (``repl_protocol``). Without
-    #: it the code's stdin is empty (bash) or reading it is an error (node), never the command stream.
+    #: it the code's stdin is empty, never the command stream.
     keyboard: bool = False
 
     def interrupt_argv(self, pgid: int) -> list[str]:
@@ -58,7 +58,7 @@ DRIVERS: Final[dict[str, Driver]] = {
         interrupt=("bash", "--norc", "--noprofile", "-c", "kill -INT -- -{pgid}"), keyboard=True,
     ),
     "node": Driver(
-        resource="docker_node_repl.js", program=("node",), fifos=("out", "err"),
+        resource="docker_node_repl.js", program=("node",), fifos=("out", "err", "kbd"), keyboard=True,
         # bash starts in a few ms, node in a few hundred: node only in an image without bash.
         interrupt=("sh", "-c", "if command -v bash >/dev/null; then exec bash -c 'kill -INT -- -{pgid}'; fi; "
                                "exec node -e \"process.kill(-{pgid}, 'SIGINT')\""),

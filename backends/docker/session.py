@@ -45,15 +45,20 @@ is sent only while that eval still runs, and the next eval is not sent
 before a signal in flight has been delivered, so an interrupt never
 reaches a later eval.
 
-Keyboard (bash): an eval with an ``input`` is sent as ``L``; its code's
-stdin is a FIFO the driver fills from ``I`` commands (what is typed,
+Keyboard (bash and node): an eval with an ``input`` is sent as ``L``; its
+code's stdin is a FIFO the driver fills from ``I`` commands (what is typed,
 forwarded by ``keyboard.Feeder`` while the eval runs) and closes on ``D``
 (Ctrl-D). After the eval's result the host stops forwarding and sends
 ``E``, which ends the driver's keyboard reader before the next command is
-read, so typed bytes and commands never mix. A wait for input is bounded
-by the eval's wall time like the rest of the eval. Node's interpreter has
-no keyboard: its ``process.stdin`` throws (the command stream never
-reaches user code).
+read, so typed bytes and commands never mix, and nothing typed for one
+eval reaches the next. A wait for input is bounded by the eval's wall time
+like the rest of the eval and costs no CPU time. In bash ``read`` and
+every command read it; in node fd 0 is the FIFO (``fs.readFileSync(0)``
+reads up to Ctrl-D, a child process inherits it) and ``process.stdin`` is
+a fresh stream over it for each eval (``readline``, ``'data'`` events), so
+an eval that reads it returns a promise that settles once it has what it
+needs (the driver awaits an eval's promise; typing after the eval's end
+goes nowhere). The command stream never reaches user code.
 
 Per-eval limits: ``wall_time`` (host deadline; the container is killed),
 ``max_output`` (the capture's cap; the container is killed). The session's
@@ -173,8 +178,8 @@ class DockerGuestSession:
         """Run ``code`` in the interpreter; see the module docstring for limits and cancellation.
 
         ``input``: what the code reads from its stdin, forwarded as it is
-        typed (bash; see the module docstring). Node's driver has no
-        keyboard: there reading ``process.stdin`` is an error.
+        typed (bash's ``read``, node's fd 0 and ``process.stdin``; see the
+        module docstring).
 
         Raises:
             TimeLimitExceeded, OutputLimitExceeded, MemoryLimitExceeded: the

@@ -8,29 +8,43 @@
 //   host). It never runs guest code.
 // * "interp" is the interpreter the guest's code runs in. Its stdout and
 //   stderr are FIFOs that only the driver reads; its fd 3 is a pipe for
-//   "eval N finished with status S", its fd 4 the commands ("<id> <length>\n"
-//   and the code). It never holds the container's stdout. It has no keyboard:
-//   its stdin is /dev/null and user code reading process.stdin gets an error
-//   that says so (it can never read the command stream).
+//   "eval N finished with status S", its fd 4 the commands ("<id> <length>
+//   <C|L>\n" and the code). It never holds the container's stdout, nor the
+//   container's stdin (the command stream).
+//
+// Keyboard: an "L" eval's stdin is what the user types. The driver takes
+// "I <length>\n" + typed bytes and "D\n" (Ctrl-D) from the host while that
+// eval runs and writes them to the FIFO "kbd" (opened non-blocking, retried
+// until the interpreter has its read end; closed at "D", or at the host's
+// "E\n" that follows the eval's result). For every eval the interpreter
+// makes its fd 0 that FIFO ("L") or /dev/null ("C"), so fs.readFileSync(0)
+// reads the keyboard up to Ctrl-D, and process.stdin is a fresh stream over
+// it (readline, 'data' events, for await) that ends with the eval. Typed
+// bytes reach only the eval they were typed for: the FIFO's writer closes
+// after each eval, and the interpreter reopens fd 0 for the next.
 //
 // Frames to the host: one ASCII type letter, 8 lowercase hex digits of
 // payload length, the payload. O/E carry guest stdout/stderr bytes (whatever
 // they contain: they are always inside such a frame); Y (ready: nonce and the
 // interpreter's pid), R (result) and X (interpreter exited) carry the session
 // nonce first. Commands from the host: "C <id> <length>\n" followed by
-// <length> bytes of code. See backends/docker/repl_protocol.py for the host side.
+// <length> bytes of code, "L" the same with the keyboard (above). See
+// backends/docker/repl_protocol.py for the host side.
 //
 // Ctrl-C: the interpreter leads its own process group (detached); the host
 // sends SIGINT to that group (docker exec kill), which also stops a child
 // process the code waits for. Running code is stopped by V8 (breakOnSigint,
 // like node's own REPL); an eval awaiting a promise is abandoned with the
 // same error. Either way the eval fails and the context keeps its state.
+// A synchronous read of the keyboard (fs.readFileSync(0)) is interrupted
+// too: the signal ends the blocked read and V8 stops the code.
 
 const fs = require('fs');
 const path = require('path');
 
 const DIR = __dirname;
 const CHUNK = 65536;
+const KEYBOARD = path.join(DIR, 'kbd');
 // How long the driver outlives its interpreter, waiting for the host to kill the container.
 const LINGER_MS = 5000;
 
@@ -134,24 +148,96 @@ function driver() {
     setTimeout(() => process.exit(0), LINGER_MS);
   });
 
+  // The running "L" eval's keyboard: typed bytes on their way into the FIFO.
+  let keyboard = null;
+  function openKeyboard() {
+    const kb = { fd: -1, queue: [], eof: false, done: false, timer: null };
+    const retry = (ms) => {
+      if (kb.timer === null) kb.timer = setTimeout(() => { kb.timer = null; pump(); }, ms);
+    };
+    const shut = () => {
+      if (kb.fd >= 0) fs.closeSync(kb.fd);
+      kb.fd = -1;
+      kb.done = true;
+      kb.queue = [];
+    };
+    function pump() {
+      if (kb.done) return;
+      if (kb.fd < 0) {
+        try {
+          kb.fd = fs.openSync(KEYBOARD, C.O_WRONLY | C.O_NONBLOCK);
+        } catch (e) {
+          if (e.code === 'ENXIO') retry(2); // the interpreter has not opened its end yet
+          else shut();
+          return;
+        }
+      }
+      while (kb.queue.length > 0) {
+        const buf = kb.queue[0];
+        let n;
+        try {
+          n = fs.writeSync(kb.fd, buf);
+        } catch (e) {
+          if (e.code === 'EAGAIN') return retry(10); // the code has not read what was typed yet
+          kb.queue = []; // EPIPE: nobody reads the keyboard any more
+          break;
+        }
+        if (n < buf.length) kb.queue[0] = buf.subarray(n);
+        else kb.queue.shift();
+      }
+      if (kb.eof) shut();
+    }
+    kb.write = (data) => { if (!kb.eof && !kb.done) { kb.queue.push(data); pump(); } };
+    kb.end = () => { kb.eof = true; pump(); };
+    kb.close = () => {
+      if (kb.timer !== null) clearTimeout(kb.timer);
+      kb.timer = null;
+      shut();
+    };
+    pump();
+    return kb;
+  }
+
+  const malformed = () => {
+    process.stderr.write('driver: malformed command\n');
+    process.exit(2);
+  };
   let input = Buffer.alloc(0);
   process.stdin.on('data', (data) => {
     input = Buffer.concat([input, data]);
     for (;;) {
       const nl = input.indexOf(10);
       if (nl < 0) return;
-      const m = /^C (\d{1,12}) (\d{1,10})$/.exec(input.subarray(0, nl).toString('latin1'));
-      if (!m) {
-        process.stderr.write('driver: malformed command\n');
-        process.exit(2);
+      const head = input.subarray(0, nl).toString('latin1');
+      let m = /^([CL]) (\d{1,12}) (\d{1,10})$/.exec(head);
+      if (m) {
+        if (keyboard !== null) malformed(); // the host sends "E" before the next eval
+        const len = Number(m[3]);
+        if (input.length < nl + 1 + len) return;
+        const code = input.subarray(nl + 1, nl + 1 + len);
+        input = input.subarray(nl + 1 + len);
+        pending = m[2];
+        if (m[1] === 'L') keyboard = openKeyboard();
+        child.stdio[4].write(`${m[2]} ${len} ${m[1]}\n`);
+        child.stdio[4].write(code);
+        continue;
       }
-      const len = Number(m[2]);
-      if (input.length < nl + 1 + len) return;
-      const code = input.subarray(nl + 1, nl + 1 + len);
-      input = input.subarray(nl + 1 + len);
-      pending = m[1];
-      child.stdio[4].write(`${m[1]} ${len}\n`);
-      child.stdio[4].write(code);
+      if (keyboard === null) malformed();
+      if ((m = /^I (\d{1,10})$/.exec(head))) {
+        const len = Number(m[1]);
+        if (input.length < nl + 1 + len) return;
+        keyboard.write(Buffer.from(input.subarray(nl + 1, nl + 1 + len)));
+        input = input.subarray(nl + 1 + len);
+      } else if (head === 'D') {
+        input = input.subarray(nl + 1);
+        keyboard.end();
+      } else if (head === 'E') {
+        input = input.subarray(nl + 1);
+        keyboard.close();
+        keyboard = null;
+      } else {
+        malformed();
+      }
     }
   });
   process.stdin.on('end', () => child.kill('SIGKILL'));
@@ -188,8 +274,43 @@ function interp() {
     if (abandon !== null) abandon();
   });
 
-  async function run(id, code) {
+  // fd 0 of the running eval: the keyboard FIFO ("L") or /dev/null; process.stdin reads it.
+  let stdinFd = 0;
+  let stdinStream = null;
+  function setStdin(path) {
+    if (stdinStream !== null) stdinStream.destroy(); // no read of a later eval's fd 0
+    stdinStream = null;
+    try {
+      fs.closeSync(stdinFd);
+    } catch (e) {
+      // already closed
+    }
+    // The lowest free descriptor: 0 again, so fs.readFileSync(0) and child processes read it.
+    // Opening the FIFO waits (briefly) for the driver's write end.
+    stdinFd = fs.openSync(path, 'r');
+  }
+  Object.defineProperty(process, 'stdin', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      if (stdinStream === null) {
+        stdinStream = fs.createReadStream(null, { fd: stdinFd, autoClose: false, highWaterMark: CHUNK });
+        stdinStream.fd = stdinFd;
+        stdinStream.isTTY = false;
+      }
+      return stdinStream;
+    },
+  });
+
+  async function run(id, code, keyboard) {
     let status = 0;
+    try {
+      setStdin(keyboard ? KEYBOARD : '/dev/null');
+    } catch (err) {
+      complain(err);
+      report(id, 1);
+      return;
+    }
     try {
       let value = vm.runInThisContext(code, { filename: `repl:${id}`, displayErrors: false, breakOnSigint: true });
       if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
@@ -212,17 +333,15 @@ function interp() {
       complain(err);
       status = 1;
     }
+    try {
+      setStdin('/dev/null'); // between evals stdin is empty
+    } catch (err) {
+      complain(err);
+    }
     report(id, status);
   }
 
   const commands = new (require('net').Socket)({ fd: 4, readable: true, writable: false });
-  Object.defineProperty(process, 'stdin', {
-    configurable: true,
-    enumerable: true,
-    get() {
-      throw new Error('stdin is not available in a node REPL session; run the program as a whole to read input');
-    },
-  });
   let input = Buffer.alloc(0);
   let queue = Promise.resolve();
   commands.on('data', (data) => {
@@ -230,12 +349,12 @@ function interp() {
     for (;;) {
       const nl = input.indexOf(10);
       if (nl < 0) return;
-      const [id, lenText] = input.subarray(0, nl).toString('latin1').split(' ');
+      const [id, lenText, kind] = input.subarray(0, nl).toString('latin1').split(' ');
       const len = Number(lenText);
       if (input.length < nl + 1 + len) return;
       const code = input.subarray(nl + 1, nl + 1 + len).toString('utf8');
       input = input.subarray(nl + 1 + len);
-      queue = queue.then(() => run(id, code));
+      queue = queue.then(() => run(id, code, kind === 'L'));
     }
   });
   commands.on('end', () => process.exit(0));

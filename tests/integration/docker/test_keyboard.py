@@ -2,8 +2,7 @@
 
 The container's stdin stays open after the input archive (``head -c`` takes
 exactly the archive) and the host forwards the keyboard there; a bash REPL
-eval gets it through its driver's ``L``/``I``/``D``/``E`` commands; node's
-REPL says it has none.
+or node REPL eval gets it through its driver's ``L``/``I``/``D``/``E`` commands.
 """
 
 from __future__ import annotations
@@ -153,16 +152,86 @@ async def test_bash_session_wait_for_input_meets_the_eval_wall_time(sandbox: San
         assert 1.9 <= time.monotonic() - started < 15
 
 
-async def test_node_session_says_it_has_no_keyboard(sandbox: Sandbox, engine: Engine) -> None:
+async def test_node_session_eval_reads_the_keyboard_with_readline(sandbox: Sandbox, engine: Engine) -> None:
+    require_image(engine, node.PACK)
+    async with await sandbox.new_session("node") as session:
+        await session.eval("const readline = require('readline/promises')")
+        keyboard = InputStream()
+        type_later(keyboard, b"Ada\n")
+        code = (
+            "const rl = readline.createInterface({ input: process.stdin, output: process.stdout });\n"
+            "rl.question('Name? ').then((name) => { rl.close(); globalThis.who = name; return 'Hello, ' + name; })"
+        )
+        result = await session.eval(code, input=keyboard)
+        assert result.stdout == b"Name? 'Hello, Ada'\n" and result.exit_code == 0, result.stderr
+        assert (await session.eval("who")).stdout == b"'Ada'\n"
+        # Lines as they come, then Ctrl-D ends process.stdin: the eval's promise settles at 'close'.
+        keyboard = InputStream()
+        type_later(keyboard, b"one\n", b"two\n", None)
+        code = (
+            "new Promise((done) => { const seen = [];\n"
+            "  const rl = require('readline').createInterface({ input: process.stdin });\n"
+            "  rl.on('line', (l) => { seen.push(l); console.log('got ' + l); });\n"
+            "  rl.on('close', () => done(seen.length)); })"
+        )
+        result = await session.eval(code, input=keyboard)
+        assert result.stdout == b"got one\ngot two\n2\n", result.stderr
+
+
+async def test_node_session_fd_0_is_the_keyboard_and_unread_typing_stays_with_its_eval(
+    sandbox: Sandbox, engine: Engine
+) -> None:
     require_image(engine, node.PACK)
     async with await sandbox.new_session("node") as session:
         keyboard = InputStream()
-        keyboard.write(b"x\n")
-        result = await session.eval("process.stdin.on('data', (d) => console.log(String(d)))", input=keyboard)
-        assert result.exit_code == 1 and b"stdin is not available in a node REPL session" in result.stderr
-        # Reading fd 0 directly sees end of file: never the command stream, never a hang.
+        type_later(keyboard, b"first\n", b"second\n", None)
+        result = await session.eval("JSON.stringify(require('fs').readFileSync(0, 'utf8'))", input=keyboard)
+        assert result.stdout == b"'\"first\\\\nsecond\\\\n\"'\n", result.stderr
+        # Typed but never read: it does not reach the next eval, which has no keyboard (end of file at once).
+        keyboard = InputStream()
+        keyboard.write(b"left over\n")
+        assert (await session.eval("1 + 1", input=keyboard)).stdout == b"2\n"
         assert (await session.eval("require('fs').readFileSync(0, 'utf8').length")).stdout == b"0\n"
-        assert (await session.eval("1 + 1")).stdout == b"2\n"
+        result = await session.eval("new Promise((r) => process.stdin.on('data', r).on('end', () => r('end')))")
+        assert result.stdout == b"'end'\n", result.stderr
+        # A child process the code starts reads the same keyboard.
+        keyboard = InputStream()
+        type_later(keyboard, b"to the child\n", None)
+        code = "require('child_process').execSync('cat', { stdio: ['inherit', 'pipe', 'pipe'] }).toString()"
+        result = await session.eval(code, input=keyboard)
+        assert result.stdout == b"'to the child\\n'\n", result.stderr
+
+
+async def test_node_session_ctrl_c_and_wall_time_while_waiting(sandbox: Sandbox, engine: Engine) -> None:
+    require_image(engine, node.PACK)
+    async with await sandbox.new_session("node", SessionConfig(limits=Limits(wall_time=3.0))) as session:
+        await session.eval("var x = 41")
+        keyboard = InputStream()
+        code = "new Promise((r) => process.stdin.once('data', r))"
+        task = asyncio.ensure_future(session.eval(code, input=keyboard))
+        deadline = time.monotonic() + 10
+        while not keyboard.waiting and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)
+        assert session.interrupt()
+        result = await asyncio.wait_for(task, 5)
+        assert result.exit_code == 1 and b"interrupted" in result.stderr, result.stderr
+        assert (await session.eval("x + 1")).stdout == b"42\n"
+        # A synchronous read is interrupted as well.
+        keyboard = InputStream()
+        task = asyncio.ensure_future(session.eval("require('fs').readFileSync(0)", input=keyboard))
+        deadline = time.monotonic() + 10
+        while not keyboard.waiting and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)
+        assert session.interrupt()
+        result = await asyncio.wait_for(task, 5)
+        assert result.exit_code == 1 and b"interrupted" in result.stderr, result.stderr
+        assert (await session.eval("x + 2")).stdout == b"43\n"
+        started = time.monotonic()
+        with pytest.raises(TimeLimitExceeded):
+            await session.eval("require('fs').readFileSync(0)", input=InputStream())
+        assert 2.9 <= time.monotonic() - started < 15
 
 
 # -- the CLI in a terminal ----------------------------------------------------------------------
