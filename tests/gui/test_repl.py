@@ -182,3 +182,25 @@ def test_input_in_the_repl_reads_what_is_typed_in_the_pane(playground: Playgroun
     qtbot.waitUntil(lambda: not playground.controller.repl.busy, timeout=30_000)
     assert repl.transcript_text().rstrip().endswith("More? (end of input)"), repl.transcript_text()
     save_artifact(playground.window, "repl_input_done.png")
+
+
+def test_javascript_repl_reads_what_is_typed_in_the_pane(playground: Playground) -> None:
+    """Issue #17: ``readStdin()`` in a JavaScript (Wasm) REPL eval reads the lines typed in the pane, up to Ctrl+D."""
+    playground.select("javascript")
+    playground.window.show_tab("repl")
+    repl, qtbot = playground.window.repl, playground.qtbot
+    repl.input.setPlainText('print("Names?"); const names = readStdin().split("\\n").filter(Boolean)')
+    repl.input.setFocus()
+    qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: repl.keyboard is not None and repl.keyboard.waiting, timeout=120_000)
+    qtbot.waitUntil(lambda: repl.transcript_text().endswith("Names?\n"), timeout=10_000)
+    for name in ("Ada", "Grace"):
+        qtbot.keyClicks(repl.input, name)
+        qtbot.keyClick(repl.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: repl.transcript_text().endswith("Grace\n"), timeout=10_000)
+    assert playground.controller.repl.busy  # the read waits for the end of input
+    qtbot.keyClick(repl.input, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not playground.controller.repl.busy, timeout=30_000)
+    submit(playground, "names.join('+')")
+    assert repl.transcript_text().rstrip().endswith("Ada+Grace"), repl.transcript_text()
+    save_artifact(playground.window, "repl_input_javascript.png")

@@ -270,6 +270,26 @@ def test_run_in_a_terminal_reads_the_keyboard(greet_file: Path, tmp_path: Path) 
     assert code == 0
 
 
+def test_javascript_repl_in_a_terminal_reads_the_keyboard(real: Sandbox, tmp_path: Path) -> None:
+    need_runtime(real, "javascript")
+    env = {**_env(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    t = Terminal([sys.executable, "-m", "playground.cli", "repl", "javascript", "--timeout", "20s"], env)
+    try:
+        t.expect(r">>> ")
+        t.line('print("Name?"); const who = readStdin().trim()')
+        t.expect(r"Name\?\n")
+        t.line("Ada")
+        time.sleep(0.3)
+        t.type("\x04")  # Ctrl-D: end of this input's stdin, not of the REPL
+        t.expect(r">>> ")
+        t.line("'Hello, ' + who")
+        t.expect(r"Hello, Ada\n>>> ")
+        t.line(":quit")
+    finally:
+        code = t.close()
+    assert code == 0
+
+
 def test_ctrl_c_stops_a_run_waiting_for_the_keyboard(greet_file: Path, tmp_path: Path) -> None:
     t = Terminal([sys.executable, "-m", "playground.cli", "run", "--policy", "wasm-only", str(greet_file)],
                  _env(tmp_path))  # fmt: skip
