@@ -14,6 +14,9 @@ false alarm:
   runtime's own mounts such as ``/usr/local/lib/python3.12``): it leaves
   the sandbox's tree. A runtime probing a missing file *inside* its own
   tree (CPython looking for ``pybuilddir.txt``) is not one;
+  A path under the guest's ``HOME`` (a pack sets one outside the tree,
+  e.g. ``/home/user``, so that ``~/.ssh/id_rsa`` leaves it) is recorded
+  as ``~/...``;
 * a write, create, rename or delete under a read-only directory
   (``/in``, a runtime's mount): refused, and recorded;
 * any ``sock_*`` call: there is no socket on this tier.
@@ -66,7 +69,8 @@ def guest_path(directory: Dir, root: Dir, path: str) -> str:
 
 
 def watch_path(
-    attempts: AttemptLog, vfs: VFS, directory: Dir, path: str, *, kind: AttemptKind, quiet: Sequence[str] = ()
+    attempts: AttemptLog, vfs: VFS, directory: Dir, path: str, *, kind: AttemptKind, quiet: Sequence[str] = (),
+    home: str = "",
 ) -> None:
     """Record ``path`` (taken from ``directory``) if it leaves the sandbox's tree; see the module docstring.
 
@@ -82,6 +86,8 @@ def watch_path(
     first = full.split("/", 2)[1]
     if not first or first in root.children or _under(full, BENIGN_PATHS) or _under(full, quiet):
         return
+    if home and _under(full, (home,)):
+        full = "~" + full[len(home) :]
     attempts.record(kind, full, OUTSIDE)
 
 

@@ -151,6 +151,7 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
                         raise
                     raise InvalidSpec(f"the module cannot be instantiated: {_first_line(exc)}") from None
                 control.start_clock()  # the user's wall time starts now
+                launch.attempts.restart_clock()  # and the attempts' first_at
                 _enter(store, instance, launch.entry, control)
             except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
                 failure = exc

@@ -156,8 +156,8 @@ class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
     __slots__ = (
-        "args", "attempts", "budget", "caller", "control", "ctx", "env", "fds", "keyboard", "memory", "output",
-        "quiet_paths", "report", "session", "stdin", "stdin_pos", "vfs",
+        "args", "attempts", "budget", "caller", "control", "ctx", "env", "fds", "home", "keyboard", "memory",
+        "output", "quiet_paths", "report", "session", "stdin", "stdin_pos", "vfs",
     )  # fmt: skip
 
     def __init__(
@@ -192,6 +192,8 @@ class RunState:
         self.report = ReportSink(self.attempts)
         #: Paths outside the tree the runtime probes on its own: not attempts (``attempt_watch``).
         self.quiet_paths = tuple(quiet_paths)
+        #: The guest's ``HOME`` (attempts below it are shown as ``~/...``); "" when it has none.
+        self.home = env.get("HOME", "").rstrip("/")
         self.args = [a.encode("utf-8", "surrogateescape") + b"\0" for a in args]
         self.env = [f"{k}={v}".encode("utf-8", "surrogateescape") + b"\0" for k, v in env.items()]
         self.fds = FdTable(vfs)

@@ -49,6 +49,8 @@ _wasi = host_function
 
 
 _CHANGES: Final = frozenset({AttemptKind.FILE_WRITE, AttemptKind.FILE_DELETE})
+#: The report channel is a write-only pipe: stdio's rights without reading.
+_REPORT_RIGHTS: Final = abi.RIGHTS_STDIO & ~abi.RIGHT_FD_READ
 
 
 def _resolve(
@@ -66,7 +68,7 @@ def _resolve(
         raise WasiError(abi.ENOENT)
     if path.startswith("/"):
         raise WasiError(abi.EPERM)
-    watch_path(run.attempts, run.vfs, desc.dir, path, kind=kind, quiet=run.quiet_paths)
+    watch_path(run.attempts, run.vfs, desc.dir, path, kind=kind, quiet=run.quiet_paths, home=run.home)
     found = run.vfs.resolve(desc.dir, path, floor=desc.floor, follow=follow)
     if kind in _CHANGES:
         watch_read_only(run.attempts, run.vfs, desc.dir, path, kind=kind, found=found)
@@ -121,7 +123,7 @@ def path_open(
         else AttemptKind.FILE_WRITE if writes else AttemptKind.FILE_READ
     )  # fmt: skip
     if _opens_report(run, fd, path_ptr, path_len):
-        run.memory.pack(abi.U32, fd_ptr, run.fds.add(StdioDesc(StdStream.REPORT, rights=abi.RIGHT_FD_WRITE)))
+        run.memory.pack(abi.U32, fd_ptr, run.fds.add(StdioDesc(StdStream.REPORT, rights=_REPORT_RIGHTS)))
         return abi.SUCCESS
     desc, found = _resolve(run, fd, path_ptr, path_len, needed, follow=follow, kind=kind)
     parent, name, node = found.parent, found.name, found.node

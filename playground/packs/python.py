@@ -13,6 +13,11 @@ BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)")
 #: prefix: outside the sandbox's tree, but its own doing, not the program's (``WasmSpec.quiet_paths``).
 STARTUP_PROBES = ("/pyvenv.cfg", "/pybuilddir.txt", "/Modules/Setup.local", "/lib/python312.zip", "/lib/python3.12")
 
+#: The guest's home: outside the sandbox's tree, as on a real machine, so that a program reaching for
+#: ``~/.ssh/id_rsa`` is refused there and the attempt is reported as such (``core.attempts``). Without a
+#: HOME, ``expanduser`` would leave ``~`` as a folder name under /work.
+HOME = {"HOME": "/home/user"}
+
 PACK = Pack(
     name="python",
     aliases=("py", "python3"),
@@ -22,7 +27,7 @@ PACK = Pack(
     wasm=WasmSpec(
         module=CPYTHON, args=("-B", "-c", BOOT, "{main}", "{args}"), main_file="main.py", session_driver="repl_py",
         typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
-        quiet_paths=STARTUP_PROBES,
+        quiet_paths=STARTUP_PROBES, env=HOME,
         variants=(
             WasmVariant(
                 name="scientific",

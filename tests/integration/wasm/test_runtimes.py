@@ -62,7 +62,8 @@ async def test_spin_is_stopped(real: Sandbox, lang: str) -> None:
 
 async def test_python_files_and_env(real: Sandbox) -> None:
     _need(real, "python")
-    code = "import os\nprint(open('/in/a.txt').read(), sorted(os.environ))\nopen('/out/r.txt', 'w').write('ok')"
+    code = "import os\nprint(open('/in/a.txt').read(), sorted(os.environ.items()))\nopen('/out/r.txt', 'w').write('ok')"
     result = await real.run(Spec(lang="python", code=code, files={"a.txt": b"A"}, env={"K": "v"}))
-    assert result.stdout == b"A ['K']\n", result.stderr
+    # The spec's environment and the pack's HOME (outside the tree, python.HOME); nothing from the host.
+    assert result.stdout == b"A [('HOME', '/home/user'), ('K', 'v')]\n", result.stderr
     assert result.files["r.txt"] == b"ok"
