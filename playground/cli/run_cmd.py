@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from playground.core import (
     program_file,
     reached_note,
 )
+from playground.core.attempts import report_json, summarize
 from playground.core.guest_text import escape, is_clean
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -81,6 +83,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment variable for the program (nothing is inherited)")
     p.add_argument("--policy", choices=sorted(POLICIES), default="prefer-wasm", help="which backends may run it")
+    p.add_argument("--report", choices=("summary", "json", "none"), default="summary",
+                   help="what the program tried beyond the sandbox (files outside it, the network, processes...): "
+                        "one line on stderr (summary, the default), the full report as JSON on stderr, or nothing")
     p.add_argument("--pip", action="append", default=[], metavar="NAME[==VERSION]",
                    help="add a pure-Python package from PyPI to the run, with its dependencies (repeatable; "
                         "fetched and checked on this machine first, read-only for the program, which has no network)")
@@ -287,6 +292,8 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
             if exc.result is not None:
                 _save_out(args.out, exc.result)
             print(f"playground: stopped, {exc} [limit: {exc.limit}]", file=sys.stderr)
+            if exc.result is not None:
+                _tell_attempts(args.report, exc.result)
             return exitcodes.for_limit(exc)
         except SandboxError as exc:
             print(f"playground: {exc}", file=sys.stderr)
@@ -295,6 +302,7 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
             print("playground: interrupted", file=sys.stderr)
             return exitcodes.INTERRUPTED
         _save_out(args.out, result)
+        _tell_attempts(args.report, result)
         hint = sandbox.hint(spec, result) if result.exit_code != 0 else None
         if hint:
             print(f"playground: hint: {hint}", file=sys.stderr)
@@ -309,6 +317,19 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
         return result.exit_code & 0xFF if result.exit_code >= 0 else exitcodes.SANDBOX_ERROR
     finally:
         sandbox.close()
+
+
+def _tell_attempts(report: str, result: Result) -> None:
+    """What the program tried beyond the sandbox, on stderr (``--report``); nothing when it tried nothing.
+
+    Targets are safe to print as they are (``core.attempts`` escapes every
+    character a terminal would act on).
+    """
+    if report == "json":
+        document = report_json(result.attempts, dropped=result.attempts_dropped)
+        print(json.dumps(document, indent=2, ensure_ascii=False), file=sys.stderr)
+    elif report == "summary" and result.attempts:
+        print(f"playground: {summarize(result.attempts, dropped=result.attempts_dropped)}", file=sys.stderr)
 
 
 def _point_at_error(file: str, spec: Spec, result: Result, sandbox: Sandbox) -> None:

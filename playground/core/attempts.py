@@ -170,9 +170,24 @@ class AttemptLog:
             return len(self._records)
 
 
-def _cut(target: str) -> str:
-    target = target.replace("\n", "\\n").replace("\r", "\\r")
-    return target if len(target) <= MAX_TARGET else target[: MAX_TARGET - 1] + "…"
+def _cut(target: str, limit: int = MAX_TARGET) -> str:
+    """``target`` made safe to show anywhere, at most ``limit`` characters.
+
+    Targets are the guest's text (a path, a command line): every character
+    that is not printable (a newline, a terminal escape, a lone surrogate
+    from undecodable bytes) is written as ``\\xNN`` / ``\\uNNNN``, so a
+    record can be printed on a terminal or put in JSON as it is.
+    """
+    if not target.isprintable():
+        target = "".join(ch if ch.isprintable() else _escaped(ch) for ch in target)
+    return target if len(target) <= limit else target[: limit - 1] + "…"
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def parse_guest_report(line: bytes, log: AttemptLog) -> None:
@@ -197,7 +212,7 @@ def parse_guest_report(line: bytes, log: AttemptLog) -> None:
     if kind not in GUEST_KINDS:
         log.record(AttemptKind.REPORTING_TAMPERED, f"a forged {kind.value} record on the report channel", "ignored")
         return
-    log.record(kind, target, verdict[:120], observer=Observer.GUEST)
+    log.record(kind, target, _cut(verdict, 120), observer=Observer.GUEST)
 
 
 def summarize(attempts: Iterable[Attempt], *, dropped: int = 0, width: int = 6) -> str:

@@ -52,6 +52,7 @@ from playground.core import (
     format_duration,
     format_size,
     reached_note,
+    summarize,
 )
 from playground.core.guest_text import escape, from_guest, is_clean
 
@@ -111,6 +112,24 @@ class OutFile(BaseModel):
     note: str | None = Field(default=None, description="Why the file was omitted, if it was.")
 
 
+class AttemptInfo(BaseModel):
+    """One thing the program tried beyond its sandbox, and what became of it."""
+
+    kind: Literal[
+        "file_read", "file_write", "file_delete", "file_list", "network_connect", "dns_lookup", "process_spawn",
+        "env_lookup", "signal", "native_code", "limit_reached", "reporting_tampered",
+    ] = Field(description="What was attempted.")
+    target: str = Field(description="The path, host:port, command line or name it was aimed at ('~' is the "
+                        "program's home directory). Guest text, with unprintable characters escaped.")
+    verdict: str = Field(description="How it was refused, e.g. 'refused: not in the sandbox'.")
+    observer: Literal["host", "guest"] = Field(
+        description="'host': seen by the sandbox itself (cannot be forged or hidden by the program); 'guest': "
+        "reported by a hook inside the program's runtime (the program's word, shown for what it is worth)."
+    )
+    count: int = Field(description="How many times it was attempted.")
+    first_at: float = Field(description="Seconds after the program started, of the first attempt.")
+
+
 class ErrorLocation(BaseModel):
     """A place in the program that the output names."""
 
@@ -154,6 +173,19 @@ class RunOutput(BaseModel):
         description="Places in the program that its output names (a traceback's frames, a compiler's errors), "
         "in the order they appear: the first is usually the one to fix. 'file' is the program's name in "
         "/work ('filename', or main.<ext>).",
+    )
+    attempts: list[AttemptInfo] = Field(
+        default_factory=list,
+        description="What the program tried beyond its sandbox (files outside it, the network, processes, "
+        "environment variables it was not given, limits), each refused; empty when it tried nothing.",
+    )
+    attempts_summary: str | None = Field(
+        default=None,
+        description="'attempts' in one line for a person, e.g. 'tried: read ~/.ssh/id_rsa, connect "
+        "api.github.com:443 - all refused'; null when it tried nothing.",
+    )
+    attempts_dropped: int = Field(
+        default=0, description="Distinct attempts left out of 'attempts' because the list is capped."
     )
     usage: UsageInfo
     limits: AppliedLimits
@@ -272,6 +304,9 @@ def run_fields(
         "limit_exceeded": limit,
         "message": message,
         "limits_reached": reached,
+        "attempts": [AttemptInfo.model_validate(a.to_json()) for a in result.attempts],
+        "attempts_summary": summarize(result.attempts, dropped=result.attempts_dropped) or None,
+        "attempts_dropped": result.attempts_dropped,
         "usage": UsageInfo(
             wall_seconds=round(result.usage.wall, 6),
             peak_memory_bytes=result.usage.peak_memory,
@@ -296,7 +331,10 @@ def error_locations(pack: Pack, spec: Spec, result: Result) -> list[ErrorLocatio
 
 
 def tool_result(output: BaseModel, blocks: list[ContentBlock] | None = None) -> CallToolResult:
-    """A successful result: structured content, the same as JSON text, then any embedded files.
+    """A successful result: structured content, the same as JSON text, a summary line, then any embedded files.
+
+    The summary line (what the program tried beyond its sandbox) is its own
+    text block, so a client that shows text puts it in front of a person.
 
     Every string is checked once more on the way out: one that still holds
     lone surrogates (guest text some field forgot to escape) is escaped here
@@ -305,7 +343,11 @@ def tool_result(output: BaseModel, blocks: list[ContentBlock] | None = None) -> 
     structured = _sendable(output.model_dump(mode="json"), "result")
     assert isinstance(structured, dict)
     text = json.dumps(structured, indent=2, ensure_ascii=False)
-    content: list[ContentBlock] = [TextContent(type="text", text=text), *(blocks or [])]
+    content: list[ContentBlock] = [TextContent(type="text", text=text)]
+    summary = structured.get("attempts_summary")
+    if isinstance(summary, str) and summary:
+        content.append(TextContent(type="text", text=f"The program {summary}"))
+    content += blocks or []
     return CallToolResult(content=content, structured_content=structured)
 
 

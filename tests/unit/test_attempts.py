@@ -42,7 +42,7 @@ def test_targets_are_cut_and_kept_on_one_line() -> None:
     log = AttemptLog()
     log.record(AttemptKind.PROCESS_SPAWN, "rm -rf ~\nx" + "y" * 1000, "refused")
     (record,) = log.snapshot()
-    assert len(record.target) == MAX_TARGET and "\n" not in record.target and record.target.startswith("rm -rf ~\\nx")
+    assert len(record.target) == MAX_TARGET and "\n" not in record.target and record.target.startswith("rm -rf ~\\x0ax")
 
 
 def test_a_guest_report_is_always_a_guest_record() -> None:
@@ -91,3 +91,13 @@ def test_summary_and_json_report() -> None:
         "observer": "guest", "count": 3, "first_at": 0.0,
     }  # fmt: skip
     assert report["summary"] == summarize(records) and report["dropped"] == 0
+
+
+def test_guest_text_in_a_record_is_safe_to_print() -> None:
+    log = AttemptLog()
+    log.record(AttemptKind.FILE_READ, "/etc/\x1b[2Jx\udcff\u2028", "refused")
+    parse_guest_report(b'{"kind": "process_spawn", "target": "ls", "verdict": "refused\\u001b[31m"}', log)
+    first, second = log.snapshot()
+    assert first.target == "/etc/\\x1b[2Jx\\xff\\u2028"
+    assert second.verdict == "refused\\x1b[31m"
+    assert all(a.target.isprintable() and a.verdict.isprintable() for a in log.snapshot())

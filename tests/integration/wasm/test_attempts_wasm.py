@@ -9,7 +9,12 @@ Real runtimes from the user cache (skipped per language when missing).
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +22,7 @@ from backends.wasm import WasmBackend
 from playground.core import Attempt, AttemptKind, Limits, Observer, Sandbox, Spec
 from playground.packs import javascript, lua, python, typescript
 from tests.integration.wasm.conftest import need_runtime
+from tests.integration.wasm.test_repl_cli import REPO
 
 OUTSIDE = "refused: not in the sandbox"
 
@@ -204,3 +210,21 @@ except OSError:
 """
     got = seen(await attempts_of(real, "python", code))
     assert got == {(AttemptKind.REPORTING_TAMPERED, "closed the in-guest report channel", "noted", Observer.HOST)}
+
+
+def test_the_cli_prints_a_summary_line_and_the_json_report(tmp_path: Path) -> None:
+    program = tmp_path / "snoop.py"
+    program.write_text("import os\nos.listdir('/home')\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "playground.cli", "run", str(program)]
+    summary = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
+    report = subprocess.run([*command, "--report", "json"], capture_output=True, text=True, env=env, timeout=120,
+                            check=False)  # fmt: skip
+    quiet = subprocess.run([*command, "--report", "none"], capture_output=True, text=True, env=env, timeout=120,
+                           check=False)  # fmt: skip
+    assert summary.returncode == 1 and "FileNotFoundError" in summary.stderr
+    assert "playground: tried: list /home - all refused" in summary.stderr.splitlines(), summary.stderr
+    document = json.loads(report.stderr[report.stderr.index("{\n") : report.stderr.rindex("}") + 1])
+    assert [(a["kind"], a["target"], a["observer"]) for a in document["attempts"]] == [("file_list", "/home", "host")]
+    assert document["summary"] == "tried: list /home - all refused"
+    assert "tried:" not in quiet.stderr and quiet.returncode == 1
