@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from playground.app import dialogs, zoom
+from playground.app.attempts_panel import AttemptsPanel
 from playground.app.backend_choice import BackendChoice
 from playground.app.backends_panel import BackendsPanel, LanguageRow
 from playground.app.dialogs import Answer
@@ -45,7 +46,7 @@ from playground.app.repl_pane import ReplPane
 from playground.app.run_settings import RunSettings
 from playground.app.service_pane import ServicePane
 from playground.app.themes import LIGHT, Theme, apply_theme
-from playground.core import DEFAULT_LIMITS, Diagnostic, InputStream, Limits
+from playground.core import DEFAULT_LIMITS, Attempt, Diagnostic, InputStream, Limits
 from playground.core.guest_text import escape
 from playground.core.pack import Pack
 
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         self.repl = ReplPane()
         self.service = ServicePane()
         self.backends = BackendsPanel()
+        self.attempts = AttemptsPanel()
 
         self.language = QComboBox()
         self.language.setObjectName("language")
@@ -129,6 +131,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.run_settings, "Limits")
         self.tabs.addTab(self.files, "Files")
+        self.tabs.addTab(self.attempts, "Attempts")
         self.tabs.addTab(self.repl, "REPL")
         self.tabs.addTab(self.backends, "Backends")
         self.tabs.addTab(self.service, "Service")
@@ -393,8 +396,16 @@ class MainWindow(QMainWindow):
 
     def show_tab(self, name: str) -> None:
         widget = {"limits": self.run_settings, "files": self.files, "repl": self.repl, "backends": self.backends,
-                  "service": self.service}[name]
+                  "service": self.service, "attempts": self.attempts}[name]
         self.tabs.setCurrentWidget(widget)
+
+    def show_attempts(self, attempts: Sequence[Attempt], dropped: int = 0, *, known: bool = True) -> None:
+        """What the last run tried beyond the sandbox: the Attempts tab, its badge (the count), shown when any."""
+        self.attempts.show_attempts(attempts, dropped, known=known)
+        index = self.tabs.indexOf(self.attempts)
+        self.tabs.setTabText(index, f"Attempts ({len(attempts)})" if attempts else "Attempts")
+        if attempts:
+            self.show_tab("attempts")
 
     def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None:
         self.files.set_input_files(sizes, work)
@@ -422,6 +433,7 @@ class MainWindow(QMainWindow):
         self.output.set_theme(theme)
         self.repl.set_theme(theme)
         self.backends.set_theme(theme)
+        self.attempts.set_theme(theme)
         self.service.set_theme(theme)
 
     def set_font_size(self, size: int) -> None:

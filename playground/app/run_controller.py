@@ -19,7 +19,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from playground.app.output_buffer import OutputBuffer
@@ -30,6 +30,7 @@ from playground.app.server_hint import server_evidence
 from playground.app.tasks import BackgroundTasks, in_daemon_thread
 from playground.app.themes import Theme
 from playground.core import (
+    Attempt,
     InputStream,
     InvalidLimits,
     LimitExceeded,
@@ -64,6 +65,7 @@ class RunView(Protocol):
     def start_input(self, buffer: OutputBuffer) -> tuple[bytes | None, InputStream | None]: ...
     def end_input(self) -> None: ...
     def offer_package(self, name: str | None) -> None: ...
+    def show_attempts(self, attempts: Sequence[Attempt], dropped: int = 0, *, known: bool = True) -> None: ...
 
 
 class RunController:
@@ -221,6 +223,10 @@ class RunController:
                 pack = sandbox.pack(spec.lang)
                 self.view.show_error_locations(pack, spec.main_file or default_program_file(pack, result.backend))
                 self.view.offer_package(suggest_package(sandbox, spec, result))
+            if result is not None:
+                self.view.show_attempts(result.attempts, result.attempts_dropped)
+            else:
+                self.view.show_attempts((), known=False)
             self.view.show_out_files(result.files if result is not None else {})
 
     def _show_progress(self, text: str) -> None:
@@ -229,6 +235,6 @@ class RunController:
 
     def _html(self, summary: Summary) -> str:
         theme = self.view.theme()
-        colours = {"ok": theme.ok, "failed": theme.error, "limit": theme.note, "stopped": theme.note,
-                   "error": theme.error, "hint": theme.note}
+        colours = {"ok": theme.ok, "tried": theme.note, "failed": theme.error, "limit": theme.note,
+                   "stopped": theme.note, "error": theme.error, "hint": theme.note}
         return summary_html(summary, colours)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from playground.core import LimitExceeded, Limits, Result, format_duration, format_size, reached_note
+from playground.core import LimitExceeded, Limits, Result, format_duration, format_size, reached_note, summarize
 
 #: Human names of the ``Limits`` fields, in the panel's order.
 LIMIT_TITLES: dict[str, str] = {
@@ -24,7 +24,7 @@ LIMIT_TITLES: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """One line for the output pane; ``kind`` is ok, failed, limit, stopped or error."""
+    """One line for the output pane; ``kind``: ok, tried (ok, but it tried things), failed, limit, stopped, error."""
 
     kind: str
     text: str
@@ -102,13 +102,21 @@ def summarize_result(result: Result, limits: Limits | None = None) -> Summary:
         text += " · restarted"
     if result.truncated:
         text += " · output truncated"
-    return Summary(kind, text)
+    if result.attempts and kind == "ok":
+        kind = "tried"  # a clean exit, but not a clean run: it reached beyond the sandbox
+    return Summary(kind, text + attempts_note(result))
+
+
+def attempts_note(result: Result) -> str:
+    """`` · tried: read ~/.ssh/id_rsa, connect api.github.com:443 - all refused`` (empty when it tried nothing)."""
+    line = summarize(result.attempts, dropped=result.attempts_dropped, width=3)
+    return f" · {line}" if line else ""
 
 
 def summarize_limit(exc: LimitExceeded, limits: Limits | None) -> Summary:
     text = describe_limit(exc, limits)
     if exc.result is not None:
-        text += f" · {usage_text(exc.result)}"
+        text += f" · {usage_text(exc.result)}" + attempts_note(exc.result)
     return Summary("limit", text)
 
 
