@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 
 from playground.core import (
+    AttemptLog,
     InputStream,
     Limits,
     Outcome,
@@ -94,7 +95,8 @@ class FakeGuestSession:
         return self._alive
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        attempts: AttemptLog | None = None,
     ) -> Outcome:
         wall = limits.get("wall_time")
         try:

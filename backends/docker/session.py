@@ -85,6 +85,7 @@ from backends.docker.keyboard import Feeder
 from backends.docker.profile import EngineKind, session_profile
 from backends.docker.repl_protocol import Control, FrameReader, Kind, ProtocolError, command, parse_control
 from playground.core import (
+    AttemptLog,
     InputStream,
     Limits,
     MemoryLimitExceeded,
@@ -173,7 +174,8 @@ class DockerGuestSession:
     # -- eval ---------------------------------------------------------------
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        attempts: AttemptLog | None = None,
     ) -> Outcome:
         """Run ``code`` in the interpreter; see the module docstring for limits and cancellation.
 

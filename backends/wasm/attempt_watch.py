@@ -106,14 +106,24 @@ def watch_read_only(attempts: AttemptLog, vfs: VFS, directory: Dir, path: str, *
     attempts.record(kind, full, f"refused: {area} is read-only")
 
 
+#: What a runtime's hook writes last when its runtime closes every file at exit (Lua's ``lua_close``):
+#: the close that follows is the runtime ending, not the program silencing its report.
+END_OF_REPORT: Final = b'{"end": true}'
+
+
 class ReportSink:
     """The host's end of the in-guest report channel: whole lines to ``parse_guest_report``."""
 
-    __slots__ = ("_attempts", "_pending")
+    __slots__ = ("_attempts", "_ended", "_pending")
 
     def __init__(self, attempts: AttemptLog) -> None:
         self._attempts = attempts
         self._pending = bytearray()
+        self._ended = False
+
+    def retarget(self, attempts: AttemptLog) -> None:
+        """Record into ``attempts`` from now on (a session's next eval). Guest thread only."""
+        self._attempts = attempts
 
     def write(self, data: bytes) -> int:
         self._pending += data
@@ -121,15 +131,26 @@ class ReportSink:
             end = self._pending.find(b"\n")
             if end < 0:
                 break
-            parse_guest_report(bytes(self._pending[:end]), self._attempts)
+            line = bytes(self._pending[:end])
             del self._pending[: end + 1]
+            if line == END_OF_REPORT:
+                self._ended = True
+            else:
+                parse_guest_report(line, self._attempts)
         if len(self._pending) > _MAX_PENDING:
             parse_guest_report(bytes(self._pending), self._attempts)  # over-long: recorded as tampering
             self._pending.clear()
         return len(data)
 
     def closed(self) -> None:
-        """The guest closed (or replaced) its report channel: its hook can no longer tell us anything."""
+        """The guest closed (or replaced) its report channel: its hook can no longer tell us anything.
+
+        Not a record after ``END_OF_REPORT``: the runtime is ending. (A
+        program could write that line itself before closing the channel:
+        the hook's word is only ever the program's word.)
+        """
+        if self._ended:
+            return
         self._attempts.record(
             AttemptKind.REPORTING_TAMPERED, "closed the in-guest report channel", "noted", observer=Observer.HOST
         )

@@ -95,6 +95,7 @@ from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, WasiError
 from backends.wasm.memory import Fault
 from backends.wasm.state import RunControl, RunState
+from playground.core.attempts import AttemptLog
 from playground.core.errors import FSQuotaExceeded, LimitExceeded
 from playground.core.keyboard import InputStream
 from playground.core.output import OutputCapture
@@ -153,6 +154,8 @@ class EvalTicket:
     interrupted: bool = field(default=False)
     #: What the user types during this eval (``/.session/stdin``); None: end of file.
     keyboard: InputStream | None = field(default=None)
+    #: Where this eval's attempts beyond the sandbox are recorded (``attempt_watch``).
+    attempts: AttemptLog = field(default_factory=AttemptLog)
 
 
 class Phase(enum.Enum):
@@ -364,6 +367,8 @@ class SessionChannel:
         finally:
             self._ticker.hold_ticker()
         run.output = ticket.output
+        run.attempts = ticket.attempts
+        run.report.retarget(ticket.attempts)
         run.vfs.quota_hit = False
         self.control.arm(wall_limit=ticket.wall_limit, cpu_limit=ticket.cpu_limit)
         with self._cond:

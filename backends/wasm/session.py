@@ -44,6 +44,7 @@ from backends.wasm.channel import EvalEnd, EvalTicket, SessionChannel
 from backends.wasm.cpython_signals import SignalWords
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
+from playground.core.attempts import AttemptLog
 from playground.core.errors import BackendUnavailable, SessionClosed
 from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
@@ -155,7 +156,8 @@ class WasmGuestSession:
         return True
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        attempts: AttemptLog | None = None,
     ) -> Outcome:
         """Run ``code`` in the live interpreter; see ``GuestSession.eval``.
 
@@ -184,6 +186,7 @@ class WasmGuestSession:
             cpu_limit=limits.get("cpu_time"),
             on_done=live.deliverer(loop, done),
             keyboard=input,
+            attempts=attempts if attempts is not None else AttemptLog(),
         )
         try:
             self._channel.submit(ticket)

@@ -84,7 +84,7 @@ _VERBS: Final = {
     AttemptKind.DNS_LOOKUP: "look up",
     AttemptKind.PROCESS_SPAWN: "run",
     AttemptKind.ENV_LOOKUP: "read env",
-    AttemptKind.SIGNAL: "signal",
+    AttemptKind.SIGNAL: "send",
     AttemptKind.NATIVE_CODE: "load native code",
     AttemptKind.LIMIT_REACHED: "hit",
     AttemptKind.REPORTING_TAMPERED: "tamper with its reporting:",

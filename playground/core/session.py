@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
 from playground.core import variants
+from playground.core.attempts import AttemptLog
 from playground.core.errors import InvalidSpec, LimitExceeded, SessionClosed, SessionKilled
 from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
@@ -90,7 +91,8 @@ class GuestSession(Protocol):
     def alive(self) -> bool: ...
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None
+        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        attempts: AttemptLog | None = None,
     ) -> Outcome:
         """Run ``code`` in the live interpreter.
 
@@ -99,6 +101,8 @@ class GuestSession(Protocol):
         code reads from its stdin during this eval; None or closed: end of
         file; a backend whose driver cannot pass it on says how in its docs).
         A final expression's value is echoed to stdout like a REPL.
+        ``attempts`` is where this eval's attempts beyond the sandbox go
+        (``core.attempts``), as far as the backend sees them.
         A limit raises the matching ``LimitExceeded``; the interpreter is
         then dead (``alive`` False). Cancellation stops the eval and kills
         the interpreter before ``CancelledError`` leaves.
@@ -274,6 +278,7 @@ class Session:
             self._fresh = False
             assert self._vfs is not None
             output = OutputCapture(_opt_int(self.limits.get("max_output")), on_output)
+            attempts = AttemptLog()
             started = time.monotonic()
             vfs = self._vfs
 
@@ -284,13 +289,11 @@ class Session:
                     usage=Usage(wall=time.monotonic() - started, peak_memory=outcome.peak_memory if outcome else 0,
                                 fs_bytes=vfs.bytes_used, fs_files=vfs.nodes_used),
                     backend=self.backend_name, restarted=restarted,
+                    attempts=attempts.snapshot(), attempts_dropped=attempts.dropped,
                 )
 
             try:
-                if input is None:
-                    outcome = await guest.eval(code, output, self.limits)
-                else:
-                    outcome = await guest.eval(code, output, self.limits, input=input)
+                outcome = await guest.eval(code, output, self.limits, input=input, attempts=attempts)
             except LimitExceeded as exc:
                 self._kill(guest)
                 if exc.result is None:

@@ -1,6 +1,7 @@
 """Lua 5.4 compiled to WASI."""
 
 from playground.core import Capabilities, Pack, WasmSpec
+from playground.packs.lua_watch import WATCH
 from playground.packs.runtimes import LUA
 
 PACK = Pack(
@@ -9,7 +10,9 @@ PACK = Pack(
     version="Lua 5.4.8",
     extensions=(".lua",),
     wasm=WasmSpec(
-        module=LUA, args=("{main}", "{args}"), main_file="main.lua", session_driver="repl_lua",
+        # -e WATCH: the in-guest attempt report (lua_watch) is set up before the program runs.
+        module=LUA, args=("-e", WATCH, "{main}", "{args}"), main_file="main.lua", session_driver="repl_lua",
+        session_prelude=WATCH,
         typical_start=0.0014,  # bench/coldstart.py, Sandbox.run p50
     ),
     caps=Capabilities(sessions=True),

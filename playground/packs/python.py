@@ -3,6 +3,7 @@
 from playground.core import Capabilities, DockerSpec, Pack, WasmSpec, WasmVariant
 from playground.packs import scientific
 from playground.packs.python_boot import run_file_script
+from playground.packs.python_watch import WATCH
 from playground.packs.runtimes import CPYTHON
 
 #: Runs the program as ``python main.py`` would, from ``/work`` (see ``python_boot``); the script's
@@ -26,6 +27,7 @@ PACK = Pack(
     # -B: never write .pyc files into the guest's filesystem (they would eat its quota).
     wasm=WasmSpec(
         module=CPYTHON, args=("-B", "-c", BOOT, "{main}", "{args}"), main_file="main.py", session_driver="repl_py",
+        session_prelude=WATCH,
         typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
         quiet_paths=STARTUP_PROBES, env=HOME,
         variants=(
@@ -40,7 +42,7 @@ PACK = Pack(
                 wasm=WasmSpec(
                     module=scientific.SCIENTIFIC_CPYTHON, entry="run", mounts=scientific.MOUNTS,
                     args=("-B", "-c", scientific.BOOT, "{main}", "{args}"), main_file="main.py",
-                    session_driver="repl_py", session_prelude=scientific.MPL_SHOW, env=scientific.ENV,
+                    session_driver="repl_py", session_prelude=scientific.MPL_SHOW + WATCH, env=scientific.ENV,
                     typical_start=0.035,
                 ),
             ),

@@ -25,7 +25,7 @@ How:
   import them pays nothing. ``os.system`` and ``os.kill``, absent here,
   are defined to raise the event and an ``OSError``.
 * ``os.environ``: a missing name read by the program's own code (a frame
-  under ``/work``) is reported; the standard library's own look-ups
+  under ``/work``, or a REPL input ``<input-N>``) is reported; the standard library's own look-ups
   (``TMPDIR``, ``LANG``, ``HOME``...) are not.
 
 What it cannot see (and says so in the docs): a program that replaces the
@@ -33,6 +33,8 @@ wrapped functions first, reads ``os.environ``'s private mapping, or talks
 to the C library directly; raw ``socket.socket()`` (refused by the runtime
 before any address is known). A program that closes the channel is itself
 recorded by the host. Every record here is the guest's word, never more.
+
+REPL sessions run the same script before their driver (``session_prelude``).
 """
 
 from typing import Final
@@ -203,7 +205,7 @@ def _playground_watch():
         while frame is not None:
             filename = frame.f_code.co_filename
             if filename not in library and not filename.endswith(library_files):
-                return filename.startswith("/work/")
+                return filename.startswith(("/work/", "<input-"))  # a file of the program, or a REPL input
             frame = frame.f_back
         return False
 

@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="f3c0aa1c5f5923679183541039e57ab8b105fdd817fa7fc1f66a5b2e5a930183",
-    size=1084972,
+    sha256="7c7873f87972b738dc280550b912842cad89a095c42845531608578dcefda100",
+    size=1089196,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -952,6 +952,30 @@ static JSValue js_decode(JSContext *c, JSValueConst this_val, int argc,
     return v;
 }
 
+/* native.report(line): one line to the sandbox's in-guest report channel
+   (/.attempts, see backends/wasm/attempt_watch.py), opened once and kept
+   open: the host records a closed channel as tampering. Returns false when
+   there is no channel (another host). */
+static int report_fd = -2;
+
+static JSValue js_report(JSContext *c, JSValueConst this_val, int argc,
+                         JSValueConst *argv) {
+    (void)this_val;
+    if (argc < 1)
+        return JS_FALSE;
+    if (report_fd == -2)
+        report_fd = open("/.attempts", O_WRONLY);
+    if (report_fd < 0)
+        return JS_FALSE;
+    size_t len;
+    const char *s = JS_ToCStringLen(c, &len, argv[0]);
+    if (!s)
+        return JS_EXCEPTION;
+    ssize_t written = write(report_fd, s, len);
+    JS_FreeCString(c, s);
+    return JS_NewBool(c, written == (ssize_t)len);
+}
+
 static JSValue js_getcwd(JSContext *c, JSValueConst this_val, int argc,
                          JSValueConst *argv) {
     (void)this_val;
@@ -995,6 +1019,7 @@ static JSValue make_native(JSContext *c) {
     JS_SetPropertyStr(c, n, "decode", JS_NewCFunction(c, js_decode, "decode", 1));
     JS_SetPropertyStr(c, n, "getcwd", JS_NewCFunction(c, js_getcwd, "cwd", 0));
     JS_SetPropertyStr(c, n, "env", make_env(c));
+    JS_SetPropertyStr(c, n, "report", JS_NewCFunction(c, js_report, "report", 1));
     return n;
 }
 
@@ -1128,13 +1153,51 @@ static const char node_js[] =
 "fs.promises.access = async (path) => { fs.statSync(path); };\n"
 "define(g, 'fs', fs);\n"
 "define(g, 'readStdin', () => decode(native.readStdin()));\n"
+"/* ---- what the program tries beyond the sandbox: reported to the host as the program's own word ---- */\n"
+"const report = (kind, target, verdict) => { native.report(JSON.stringify({ kind, target: String(target).slice(0, 300), verdict }) + '\\n'); };\n"
+"const NO_NET = 'refused: no network in this sandbox', NO_PROC = 'refused: no processes in this sandbox';\n"
+"function blocked(what) { const e = new Error('blocked by the sandbox: ' + what); e.code = 'EACCES'; return e; }\n"
+"function place(url) {\n"
+"  try { const m = /^([a-z][a-z0-9+.-]*):\\/\\/(?:[^@\\/]*@)?(\\[[^\\]]*\\]|[^:\\/?#]*)(?::(\\d+))?/i.exec(String(url));\n"
+"    if (!m) return String(url);\n"
+"    const port = m[3] || ({ http: '80', https: '443', ws: '80', wss: '443', ftp: '21' })[m[1].toLowerCase()] || '';\n"
+"    return port ? m[2] + ':' + port : m[2];\n"
+"  } catch (e) { return String(url); }\n"
+"}\n"
+"function target(args) {\n"
+"  const [a, b] = args;\n"
+"  if (typeof a === 'string' || (a && typeof a === 'object' && 'href' in a)) return place(a.href || a);\n"
+"  if (a && typeof a === 'object') return (a.hostname || a.host || 'localhost') + ':' + (a.port || (a.protocol === 'https:' ? 443 : 80));\n"
+"  if (typeof a === 'number') return (typeof b === 'string' ? b : 'localhost') + ':' + a;\n"
+"  return String(a);\n"
+"}\n"
+"define(g, 'fetch', (input) => {\n"
+"  const url = input && typeof input === 'object' && 'url' in input ? input.url : input;\n"
+"  report('network_connect', place(url), NO_NET);\n"
+"  return Promise.reject(new TypeError('fetch failed: blocked by the sandbox: no network (' + place(url) + ')'));\n"
+"});\n"
+"const command = (file, args) => Array.isArray(args) ? [file, ...args].join(' ') : String(file);\n"
+"function spawner(name) { return (file, args) => { report('process_spawn', command(file, args), NO_PROC); throw blocked('no processes (' + name + ')'); }; }\n"
+"const child_process = {};\n"
+"for (const name of ['exec', 'execSync', 'execFile', 'execFileSync', 'spawn', 'spawnSync', 'fork']) child_process[name] = spawner(name);\n"
+"function connector(kind) { return (...args) => { report(kind, target(args), NO_NET); throw blocked('no network (' + target(args) + ')'); }; }\n"
+"const http = { request: connector('network_connect'), get: connector('network_connect'), createServer() { throw blocked('no servers in a run: use Serve'); } };\n"
+"const net = { connect: connector('network_connect'), createConnection: connector('network_connect'), Socket: function () { throw blocked('no network'); }, createServer() { throw blocked('no servers in a run: use Serve'); } };\n"
+"const dns = { lookup: connector('dns_lookup'), resolve: connector('dns_lookup'), resolve4: connector('dns_lookup'), promises: { lookup: connector('dns_lookup') } };\n"
 "const modules = { fs, 'node:fs': fs, 'fs/promises': fs.promises, 'node:fs/promises': fs.promises, process: g.process, 'node:process': g.process };\n"
+"const watched = { child_process, http, https: http, net, tls: net, dns, http2: http };\n"
+"for (const name of Object.keys(watched)) { modules[name] = watched[name]; modules['node:' + name] = watched[name]; }\n"
 "define(g, 'require', (name) => {\n"
 "  if (Object.prototype.hasOwnProperty.call(modules, name)) return modules[name];\n"
 "  const e = new Error(\"Cannot find module '\" + name + \"' (available: fs, fs/promises, process)\"); e.code = 'MODULE_NOT_FOUND'; throw e;\n"
 "});\n"
 "const process = g.process;\n"
-"process.env = native.env;\n"
+"const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;\n"
+"process.env = new Proxy(native.env, { get(env, name) {\n"
+"  if (typeof name === 'string' && !Object.prototype.hasOwnProperty.call(env, name) && ENV_NAME.test(name)) report('env_lookup', name, 'refused: not given to the program');\n"
+"  return env[name];\n"
+"} });\n"
+"process.kill = (pid, signal) => { report('signal', 'signal ' + (signal === undefined ? 'SIGTERM' : signal) + ' to process ' + pid, NO_PROC); throw blocked('no processes'); };\n"
 "process.platform = 'wasi';\n"
 "process.cwd = native.getcwd;\n"
 "process.stdout = { write: (s) => { write(1, typeof s === 'string' ? s : decode(bytesOf(s))); return true; } };\n"
@@ -1336,6 +1399,21 @@ static const char process_module_js[] =
     "const m = require('process'); export default m;\n"
     "export const { argv, env, exit, cwd, platform, stdout, stderr } = m;\n";
 
+/* Modules that reach beyond the sandbox: stand-ins that report the attempt
+   and refuse it (the node-like layer's `watched`). */
+static const char child_process_module_js[] =
+    "const m = require('child_process'); export default m;\n"
+    "export const { exec, execSync, execFile, execFileSync, spawn, spawnSync, fork } = m;\n";
+static const char http_module_js[] =
+    "const m = require('http'); export default m;\n"
+    "export const { request, get, createServer } = m;\n";
+static const char net_module_js[] =
+    "const m = require('net'); export default m;\n"
+    "export const { connect, createConnection, Socket, createServer } = m;\n";
+static const char dns_module_js[] =
+    "const m = require('dns'); export default m;\n"
+    "export const { lookup, resolve, resolve4, promises } = m;\n";
+
 static const char *builtin_module(const char *name) {
     if (strncmp(name, "node:", 5) == 0)
         name += 5;
@@ -1345,6 +1423,14 @@ static const char *builtin_module(const char *name) {
         return fs_promises_module_js;
     if (strcmp(name, "process") == 0)
         return process_module_js;
+    if (strcmp(name, "child_process") == 0)
+        return child_process_module_js;
+    if (strcmp(name, "http") == 0 || strcmp(name, "https") == 0 || strcmp(name, "http2") == 0)
+        return http_module_js;
+    if (strcmp(name, "net") == 0 || strcmp(name, "tls") == 0)
+        return net_module_js;
+    if (strcmp(name, "dns") == 0)
+        return dns_module_js;
     return NULL;
 }
 

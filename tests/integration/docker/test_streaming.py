@@ -89,7 +89,12 @@ async def test_python_output_streams_and_keeps_its_order(sandbox: Sandbox, engin
     """CPython block-buffers a pipe: the pack runs it unbuffered (``-u``), as a terminal would show it."""
     require_image(engine, python.PACK)
     arrivals, on_output = recorder()
-    code = 'import sys, time\nprint("step1")\ntime.sleep(2)\nprint("step2", file=sys.stderr)\nprint("step3")\n'
+    # Two pipes the engine reads apart: writes microseconds apart may swap (test_stdout_and_stderr_keep_their_order),
+    # so the streams take turns at a program's pace.
+    code = (
+        'import sys, time\nprint("step1")\ntime.sleep(2)\nprint("step2", file=sys.stderr)\ntime.sleep(0.1)\n'
+        'print("step3")\n'
+    )
     result = await sandbox.run(Spec(lang="python", code=code), on_output=on_output)  # type: ignore[arg-type]
     assert result.stdout == b"step1\nstep3\n"
     seen = [data.strip() for _, _, data in arrivals if data.strip()]

