@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
@@ -63,6 +64,12 @@ class Example:
     language: str
     title: str
     path: Path
+    #: The Examples submenu it goes in; "" means its language's.
+    group: str = ""
+
+
+#: Example submenus listed after the languages' own.
+GROUPS_LAST: Final = frozenset({"Suspicious snippets"})
 
 
 class MainWindow(QMainWindow):
@@ -246,11 +253,11 @@ class MainWindow(QMainWindow):
         self.examples_menu.clear()
         if not examples:
             self.examples_menu.addAction("(no examples found)").setEnabled(False)
-        by_language: dict[str, list[Example]] = {}
+        by_menu: dict[str, list[Example]] = {}
         for example in examples:
-            by_language.setdefault(example.language, []).append(example)
-        for language, items in sorted(by_language.items()):
-            sub = self.examples_menu.addMenu(language)
+            by_menu.setdefault(example.group or example.language, []).append(example)
+        for menu, items in sorted(by_menu.items(), key=lambda item: (item[0] in GROUPS_LAST, item[0])):
+            sub = self.examples_menu.addMenu(menu)
             for example in items:
                 action = sub.addAction(example.title)
                 action.triggered.connect(lambda _=False, p=example.path: load(p))

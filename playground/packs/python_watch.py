@@ -128,12 +128,18 @@ def _playground_watch():
 
         return OSError(errno.ENOSYS, "blocked by the sandbox: " + what)
 
+    def ours(function):  # a traceback through it names the sandbox, not "<string>"
+        function.__code__ = function.__code__.replace(co_filename="<sandbox>")
+        return function
+
     if not hasattr(os, "system"):
+        @ours
         def system(command):
             audit("os.system", command)
             raise blocked("no processes in this sandbox")
         os.system = system
     if not hasattr(os, "kill"):
+        @ours
         def kill(pid, sig):
             audit("os.kill", pid, sig)
             raise blocked("no processes in this sandbox")
@@ -142,10 +148,12 @@ def _playground_watch():
     def patch_socket(module):
         real_create = module.create_connection
 
+        @ours
         def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
             audit("socket.getaddrinfo", host, port, family, type, proto)
             raise module.gaierror(-3, "blocked by the sandbox: no network (looking up %s)" % (host,))
 
+        @ours
         def create_connection(address, *args, **kwargs):
             audit("socket.connect", None, "%s:%s" % tuple(address[:2]))
             raise blocked("no network in this sandbox (connecting to %s:%s)" % tuple(address[:2]))
@@ -157,6 +165,7 @@ def _playground_watch():
     def patch_subprocess(module):
         real_init = module.Popen.__init__
 
+        @ours
         def __init__(self, args, *rest, **kwargs):
             audit("subprocess.Popen", kwargs.get("executable"), args, kwargs.get("cwd"), kwargs.get("env"))
             real_init(self, args, *rest, **kwargs)

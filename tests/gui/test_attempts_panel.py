@@ -62,3 +62,20 @@ def test_a_clean_run_clears_the_badge(playground: Playground) -> None:
     assert pg.window.tabs.tabText(pg.window.tabs.indexOf(pg.window.attempts)) == "Attempts"
     assert pg.window.attempts.groups() == [] and pg.window.attempts.report.toPlainText() == ""
     assert "tried nothing" in pg.window.attempts.heading.text() and "tried:" not in pg.summary()
+
+
+def test_the_suspicious_gallery_is_in_the_examples_menu_and_shows_its_attempts(playground: Playground) -> None:
+    pg = playground
+    menus = {action.text(): action.menu() for action in pg.window.examples_menu.actions() if action.menu()}
+    assert list(menus)[-1] == "Suspicious snippets", list(menus)
+    gallery = menus["Suspicious snippets"]
+    titles = [action.text() for action in gallery.actions()]
+    assert "key reader" in titles and "telemetry" in titles and len(titles) == 6, titles
+    before = pg.controller.runs_finished
+    next(a for a in gallery.actions() if a.text() == "key reader").trigger()
+    assert pg.window.current_language() == "python" and "SECRETS" in pg.window.code()
+    pg.window.run_action.trigger()
+    pg.wait_run(before)
+    assert pg.window.tabs.tabText(pg.window.tabs.indexOf(pg.window.attempts)) == "Attempts (6)"
+    assert dict(pg.window.attempts.groups())["Files outside the sandbox (6)"][0][0] == "Tried to read ~/.ssh/id_rsa"
+    save_artifact(pg.window, "attempts-key-reader.png")
