@@ -73,9 +73,11 @@ def test_open_and_save_a_file(playground: Playground, tmp_path: Path) -> None:
 
 
 def test_examples_menu_lists_every_language_with_an_example(playground: Playground) -> None:
-    languages = {e.language for e in playground.controller.examples()}
+    languages = {e.language for e in playground.controller.examples() if not e.group}
+    groups = {e.group for e in playground.controller.examples() if e.group}
     menu_titles = {a.text() for a in playground.window.examples_menu.actions()}
-    assert languages == menu_titles - {"(no examples found)"}
+    assert languages | groups == menu_titles - {"(no examples found)"}
+    assert groups == {"Suspicious snippets"}
     for language in ("javascript", "typescript", "python", "lua", "wasm"):
         # wasm's example is WebAssembly text (hello.wat): it needs a pack claiming the .wat extension
         assert language in languages, f"no example for {language} (is a pack claiming its example's extension?)"
