@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="7c7873f87972b738dc280550b912842cad89a095c42845531608578dcefda100",
-    size=1089196,
+    sha256="244e4d3f0b6da2c37604be57c9d2676c78e7dfb26ba3bd824052d46e940f70da",
+    size=1092668,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

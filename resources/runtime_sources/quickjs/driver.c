@@ -28,7 +28,11 @@
  *   'EROFS', 'EDQUOT', ...), .errno (the negated WASI errno), .syscall,
  *   .path. readStdin() (also fs.readFileSync(0) and '/dev/stdin') returns
  *   all of stdin as a string, up to its end of file (what was printed is
- *   flushed first, so a prompt shows while the read waits). process.env (the
+ *   flushed first, so a prompt shows while the read waits); readLine() and
+ *   prompt(message) one line (null at end of input), and require('readline')
+ *   / 'readline/promises' createInterface() with question(), on('line'),
+ *   on('close') and for await, reading the same way (a beginner's
+ *   interactive program runs as under node). process.env (the
  *   WASI environment), process.cwd(), process.platform ('wasi'),
  *   process.stdout/stderr.write; TextEncoder/TextDecoder (UTF-8);
  *   Headers, Request, Response (Web-style).
@@ -759,6 +763,77 @@ static JSValue js_read_stdin(JSContext *c, JSValueConst this_val, int argc,
     return v;
 }
 
+/* readLine(): one line of stdin without its newline (a trailing "\r" is
+   dropped too), or null at end of input. Read one byte at a time, so nothing
+   past the line is taken from a keyboard that later reads share (a REPL
+   input's keyboard is opened anew for each read, as in readStdin). What was
+   printed is flushed first, so a prompt shows while the read waits. */
+static JSValue js_read_line(JSContext *c, JSValueConst this_val, int argc,
+                            JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    (void)argv;
+    fflush(stdout);
+    fflush(stderr);
+    int fd = 0;
+    if (stdin_path) {
+        fd = open(stdin_path, O_RDONLY);
+        if (fd < 0)
+            return throw_errno(c, errno, "open", "<stdin>", NULL);
+    } else if (stdin_is_channel) {
+        JSValue err = JS_NewError(c);
+        JS_SetPropertyStr(c, err, "message",
+                          JS_NewString(c, "stdin is not available in a served program"));
+        JS_SetPropertyStr(c, err, "code", JS_NewString(c, "ENOTSUP"));
+        return JS_Throw(c, err);
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    bool any = false;
+    int failed = 0;
+    for (;;) {
+        char ch;
+        ssize_t r = read(fd, &ch, 1);
+        if (r < 0) {
+            failed = errno;
+            break;
+        }
+        if (r == 0)
+            break;
+        any = true;
+        if (ch == '\n')
+            break;
+        if (len == cap) {
+            size_t grown = cap ? cap * 2 : 128;
+            char *more = realloc(buf, grown);
+            if (!more) {
+                free(buf);
+                if (fd != 0)
+                    close(fd);
+                return JS_ThrowOutOfMemory(c);
+            }
+            buf = more;
+            cap = grown;
+        }
+        buf[len++] = ch;
+    }
+    if (fd != 0)
+        close(fd);
+    if (failed && !len) {
+        free(buf);
+        return throw_errno(c, failed, "read", "<stdin>", NULL);
+    }
+    if (!any) {
+        free(buf);
+        return JS_NULL;
+    }
+    if (len && buf[len - 1] == '\r')
+        len--;
+    JSValue line = JS_NewStringLen(c, buf ? buf : "", len);
+    free(buf);
+    return line;
+}
+
 /* writeFile(path, data, append) */
 static JSValue js_write_file(JSContext *c, JSValueConst this_val, int argc,
                              JSValueConst *argv) {
@@ -1006,6 +1081,7 @@ static JSValue make_native(JSContext *c) {
     JSValue n = JS_NewObject(c);
     JS_SetPropertyStr(c, n, "readFile", JS_NewCFunction(c, js_read_file, "readFile", 1));
     JS_SetPropertyStr(c, n, "readStdin", JS_NewCFunction(c, js_read_stdin, "readStdin", 0));
+    JS_SetPropertyStr(c, n, "readLine", JS_NewCFunction(c, js_read_line, "readLine", 0));
     JS_SetPropertyStr(c, n, "writeFile", JS_NewCFunction(c, js_write_file, "writeFile", 3));
     JS_SetPropertyStr(c, n, "stat", JS_NewCFunction(c, js_stat, "stat", 2));
     JS_SetPropertyStr(c, n, "symlink", JS_NewCFunction(c, js_symlink, "symlink", 2));
@@ -1153,6 +1229,35 @@ static const char node_js[] =
 "fs.promises.access = async (path) => { fs.statSync(path); };\n"
 "define(g, 'fs', fs);\n"
 "define(g, 'readStdin', () => decode(native.readStdin()));\n"
+"/* ---- reading the keyboard a line at a time: prompt(), readline (as in browsers and node) ---- */\n"
+"define(g, 'readLine', () => native.readLine());\n"
+"define(g, 'prompt', (message) => { if (message !== undefined) write(1, String(message)); return native.readLine(); });\n"
+"function createInterface(options, promised) {\n"
+"  const handlers = { line: [], close: [] };\n"
+"  let closed = false, pumping = false, shown = '> ';\n"
+"  const out = (text) => { if (!options || options.output !== undefined) write(1, String(text)); };\n"
+"  const next = () => { if (closed) return null; const line = native.readLine(); if (line === null) rl.close(); return line; };\n"
+"  const pump = () => { while (!closed) { const line = next(); if (line === null) break; for (const fn of handlers.line) fn(line); } };\n"
+"  const rl = {\n"
+"    question(query, a, b) {\n"
+"      const done = typeof a === 'function' ? a : b;\n"
+"      out(query);\n"
+"      const line = next();\n"
+"      if (promised) return line === null ? Promise.reject(Object.assign(new Error('readline was closed'), { code: 'ERR_USE_AFTER_CLOSE' })) : Promise.resolve(line);\n"
+"      if (line !== null && done) Promise.resolve().then(() => done(line));\n"
+"    },\n"
+"    on(event, fn) { (handlers[event] = handlers[event] || []).push(fn); if (event === 'line' && !pumping) { pumping = true; Promise.resolve().then(pump); } return rl; },\n"
+"    once(event, fn) { const once = (...args) => { handlers[event] = handlers[event].filter((f) => f !== once); fn(...args); }; return rl.on(event, once); },\n"
+"    close() { if (closed) return; closed = true; for (const fn of handlers.close) fn(); },\n"
+"    setPrompt(text) { shown = String(text); }, getPrompt() { return shown; }, prompt() { out(shown); },\n"
+"    write(text) { out(text); }, pause() { return rl; }, resume() { return rl; },\n"
+"    [Symbol.asyncIterator]() { return { next: async () => { const line = next(); return line === null ? { done: true, value: undefined } : { done: false, value: line }; }, return: async () => { rl.close(); return { done: true, value: undefined }; } }; },\n"
+"  };\n"
+"  return rl;\n"
+"}\n"
+"const readline = { createInterface: (options) => createInterface(options, false) };\n"
+"const readlinePromises = { createInterface: (options) => createInterface(options, true) };\n"
+"readline.promises = readlinePromises;\n"
 "/* ---- what the program tries beyond the sandbox: reported to the host as the program's own word ---- */\n"
 "const report = (kind, target, verdict) => { native.report(JSON.stringify({ kind, target: String(target).slice(0, 300), verdict }) + '\\n'); };\n"
 "const NO_NET = 'refused: no network in this sandbox', NO_PROC = 'refused: no processes in this sandbox';\n"
@@ -1184,12 +1289,13 @@ static const char node_js[] =
 "const http = { request: connector('network_connect'), get: connector('network_connect'), createServer() { throw blocked('no servers in a run: use Serve'); } };\n"
 "const net = { connect: connector('network_connect'), createConnection: connector('network_connect'), Socket: function () { throw blocked('no network'); }, createServer() { throw blocked('no servers in a run: use Serve'); } };\n"
 "const dns = { lookup: connector('dns_lookup'), resolve: connector('dns_lookup'), resolve4: connector('dns_lookup'), promises: { lookup: connector('dns_lookup') } };\n"
-"const modules = { fs, 'node:fs': fs, 'fs/promises': fs.promises, 'node:fs/promises': fs.promises, process: g.process, 'node:process': g.process };\n"
+"const modules = { fs, 'node:fs': fs, 'fs/promises': fs.promises, 'node:fs/promises': fs.promises, process: g.process, 'node:process': g.process,\n"
+"  readline, 'node:readline': readline, 'readline/promises': readlinePromises, 'node:readline/promises': readlinePromises };\n"
 "const watched = { child_process, http, https: http, net, tls: net, dns, http2: http };\n"
 "for (const name of Object.keys(watched)) { modules[name] = watched[name]; modules['node:' + name] = watched[name]; }\n"
 "define(g, 'require', (name) => {\n"
 "  if (Object.prototype.hasOwnProperty.call(modules, name)) return modules[name];\n"
-"  const e = new Error(\"Cannot find module '\" + name + \"' (available: fs, fs/promises, process)\"); e.code = 'MODULE_NOT_FOUND'; throw e;\n"
+"  const e = new Error(\"Cannot find module '\" + name + \"' (available: fs, fs/promises, process, readline)\"); e.code = 'MODULE_NOT_FOUND'; throw e;\n"
 "});\n"
 "const process = g.process;\n"
 "const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;\n"
@@ -1414,6 +1520,13 @@ static const char dns_module_js[] =
     "const m = require('dns'); export default m;\n"
     "export const { lookup, resolve, resolve4, promises } = m;\n";
 
+static const char readline_module_js[] =
+    "const m = require('readline'); export default m;\n"
+    "export const { createInterface, promises } = m;\n";
+static const char readline_promises_module_js[] =
+    "const m = require('readline/promises'); export default m;\n"
+    "export const { createInterface } = m;\n";
+
 static const char *builtin_module(const char *name) {
     if (strncmp(name, "node:", 5) == 0)
         name += 5;
@@ -1425,6 +1538,10 @@ static const char *builtin_module(const char *name) {
         return process_module_js;
     if (strcmp(name, "child_process") == 0)
         return child_process_module_js;
+    if (strcmp(name, "readline") == 0)
+        return readline_module_js;
+    if (strcmp(name, "readline/promises") == 0)
+        return readline_promises_module_js;
     if (strcmp(name, "http") == 0 || strcmp(name, "https") == 0 || strcmp(name, "http2") == 0)
         return http_module_js;
     if (strcmp(name, "net") == 0 || strcmp(name, "tls") == 0)

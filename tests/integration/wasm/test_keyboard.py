@@ -87,6 +87,59 @@ async def test_javascript_reads_the_keyboard_to_its_end(real: Sandbox) -> None:
     assert result.stdout == b'"one\\ntwo\\n"\n', result.stderr
 
 
+JS_GREET = """
+const rl = require('readline').createInterface({ input: process.stdin, output: process.stdout });
+rl.question('Name? ', (name) => {
+  console.log(`Hello, ${name}!`);
+  console.log(`next year: ${Number(prompt('Age? ')) + 1}`);
+  rl.on('line', (line) => console.log('line:', line));
+  rl.on('close', () => console.log('bye'));
+});
+"""
+
+
+async def test_javascript_reads_the_keyboard_a_line_at_a_time_as_under_node(real: Sandbox) -> None:
+    need_runtime(real, "javascript")
+    keyboard = InputStream()
+    seen: list[tuple[float, bytes]] = []
+    typist = type_later(keyboard, b"Ada\n", b"36\n", b"x\n", None, delay=0.4)
+    result = await real.run(Spec(lang="js", code=JS_GREET), input=keyboard,
+                            on_output=lambda _stream, data: seen.append((time.monotonic(), data)))
+    typist.join()
+    assert result.stdout == b"Name? Hello, Ada!\nAge? next year: 37\nline: x\nbye\n", result.stderr
+    assert seen[0][1] == b"Name? "  # the prompt shows before the first line is typed, not at the end
+    assert seen[-1][0] - seen[0][0] > 1.0
+
+
+async def test_javascript_readline_promises_and_for_await(real: Sandbox) -> None:
+    need_runtime(real, "javascript")
+    code = """
+import * as readline from 'node:readline/promises';
+const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+const n = Number(await rl.question('How many? '));
+let total = 0;
+for (let i = 0; i < n; i++) total += Number(await rl.question(`#${i + 1}: `));
+console.log('total', total);
+for await (const line of readline.createInterface({ input: process.stdin })) console.log('rest:', line);
+console.log(prompt('after the end? '));
+"""
+    keyboard = InputStream()
+    typist = type_later(keyboard, b"2\n3\n", b"4\nmore\r\n", None, delay=0.2)
+    result = await real.run(Spec(lang="js", code=code, main_file="main.mjs"), input=keyboard)
+    typist.join()
+    assert result.stdout == b"How many? #1: #2: total 7\nrest: more\nafter the end? null\n", result.stderr
+
+
+async def test_javascript_session_reads_a_line_with_prompt(real: Sandbox, open_sessions: list[Session]) -> None:
+    session = await open_session(real, "javascript", open_sessions)
+    keyboard = InputStream()
+    typist = type_later(keyboard, b"Grace\n", b"left over\n", delay=0.2)
+    result = await session.eval("const who = prompt('Who? '); 'Hi ' + who", input=keyboard)
+    typist.join()
+    assert result.stdout == b"Who? Hi Grace\n", result.stderr
+    assert (await session.eval("prompt('again? ')")).stdout == b"again? null\n"  # no keyboard: end of input
+
+
 async def test_a_blocked_read_meets_the_wall_time_limit_and_costs_no_cpu_time(real: Sandbox) -> None:
     need_runtime(real, "python")
     limits = Limits(wall_time=1.5, cpu_time=0.5)
