@@ -28,6 +28,13 @@ How:
   under ``/work``, or a REPL input ``<input-N>``) is reported; the standard library's own look-ups
   (``TMPDIR``, ``LANG``, ``HOME``...) are not.
 
+Cost: the script is split in two. What must exist before the program runs
+(the hook, the finder, the stand-ins, the ``os.environ`` wrapper) is small;
+everything that formats and writes a record, and the wrappers for
+``socket`` and ``subprocess``, is one string compiled the first time it is
+needed (``LATER``), so a clean run compiles only the small part
+(``bench/attempts_cost.py`` measures what is left).
+
 What it cannot see (and says so in the docs): a program that replaces the
 wrapped functions first, reads ``os.environ``'s private mapping, or talks
 to the C library directly; raw ``socket.socket()`` (refused by the runtime
@@ -39,17 +46,9 @@ REPL sessions run the same script before their driver (``session_prelude``).
 
 from typing import Final
 
-WATCH: Final = r'''# The sandbox's in-guest report of what the program tries (see playground/packs/python_watch.py).
-def _playground_watch():
-    import os
-    import sys
-    import __main__
-
-    del __main__._playground_watch
-    try:
-        channel = os.open("/.attempts", os.O_WRONLY)
-    except OSError:
-        return
+#: Compiled in the guest on first use: formatting and writing records, the socket/subprocess wrappers.
+LATER: Final = r'''
+def setup(os, sys, channel, audit):
     escapes = {i: "\\u%04x" % i for i in range(32)}
     escapes[34] = '\\"'
     escapes[92] = "\\\\"
@@ -107,53 +106,21 @@ def _playground_watch():
         elif event == "ctypes.dlopen":
             say("native_code", args[0], "refused: no native code in this sandbox")
 
-    watched = frozenset((
-        "urllib.Request", "socket.getaddrinfo", "socket.gethostbyname", "socket.connect",
-        "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.kill",
-        "os.killpg", "ctypes.dlopen",
-    ))
-
-    def hook(event, args):
-        if event in watched:
-            try:
-                on_event(event, args)
-            except Exception:
-                pass
-
-    sys.addaudithook(hook)
-    audit = sys.audit
+    def env_missing(name):
+        say("env_lookup", name, "refused: not given to the program")
 
     def blocked(what):
         import errno
 
         return OSError(errno.ENOSYS, "blocked by the sandbox: " + what)
 
-    def ours(function):  # a traceback through it names the sandbox, not "<string>"
-        function.__code__ = function.__code__.replace(co_filename="<sandbox>")
-        return function
-
-    if not hasattr(os, "system"):
-        @ours
-        def system(command):
-            audit("os.system", command)
-            raise blocked("no processes in this sandbox")
-        os.system = system
-    if not hasattr(os, "kill"):
-        @ours
-        def kill(pid, sig):
-            audit("os.kill", pid, sig)
-            raise blocked("no processes in this sandbox")
-        os.kill = kill
-
     def patch_socket(module):
         real_create = module.create_connection
 
-        @ours
         def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
             audit("socket.getaddrinfo", host, port, family, type, proto)
             raise module.gaierror(-3, "blocked by the sandbox: no network (looking up %s)" % (host,))
 
-        @ours
         def create_connection(address, *args, **kwargs):
             audit("socket.connect", None, "%s:%s" % tuple(address[:2]))
             raise blocked("no network in this sandbox (connecting to %s:%s)" % tuple(address[:2]))
@@ -165,31 +132,84 @@ def _playground_watch():
     def patch_subprocess(module):
         real_init = module.Popen.__init__
 
-        @ours
         def __init__(self, args, *rest, **kwargs):
             audit("subprocess.Popen", kwargs.get("executable"), args, kwargs.get("cwd"), kwargs.get("env"))
             real_init(self, args, *rest, **kwargs)
 
         module.Popen.__init__ = __init__
 
-    patches = {"socket": patch_socket, "subprocess": patch_subprocess}
+    return {"on_event": on_event, "env_missing": env_missing, "blocked": blocked,
+            "socket": patch_socket, "subprocess": patch_subprocess}
+'''
+
+WATCH: Final = (
+    r'''# The sandbox's in-guest report of what the program tries (see playground/packs/python_watch.py).
+def _playground_watch(later_source):
+    import os
+    import sys
+    import __main__
+
+    del __main__._playground_watch
+    try:
+        channel = os.open("/.attempts", os.O_WRONLY)
+    except OSError:
+        return
+    audit = sys.audit
+    done = {}
+
+    def later():  # the rest of the script, compiled on first use (see python_watch.LATER)
+        if not done:
+            space = {}
+            exec(compile(later_source, "<sandbox>", "exec"), space)
+            done.update(space["setup"](os, sys, channel, audit))
+        return done
+
+    watched = frozenset((
+        "urllib.Request", "socket.getaddrinfo", "socket.gethostbyname", "socket.connect",
+        "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.kill",
+        "os.killpg", "ctypes.dlopen",
+    ))
+
+    def hook(event, args):
+        if event in watched:
+            try:
+                later()["on_event"](event, args)
+            except Exception:
+                pass
+
+    sys.addaudithook(hook)
+
+    if not hasattr(os, "system"):
+        def system(command):
+            audit("os.system", command)
+            raise later()["blocked"]("no processes in this sandbox")
+        os.system = system
+    if not hasattr(os, "kill"):
+        def kill(pid, sig):
+            audit("os.kill", pid, sig)
+            raise later()["blocked"]("no processes in this sandbox")
+        os.kill = kill
+    for stand_in in (getattr(os, "system", None), getattr(os, "kill", None)):
+        if getattr(stand_in, "__module__", "") == "__main__":  # ours: a traceback through it names the sandbox
+            stand_in.__code__ = stand_in.__code__.replace(co_filename="<sandbox>")
+
+    patched = ("socket", "subprocess")
 
     class Patched:
-        def __init__(self, loader, patch):
-            self.loader, self.patch = loader, patch
+        def __init__(self, loader, name):
+            self.loader, self.name = loader, name
 
         def create_module(self, spec):
             return self.loader.create_module(spec)
 
         def exec_module(self, module):
             self.loader.exec_module(module)
-            self.patch(module)
+            later()[self.name](module)
 
     class Finder:
         @staticmethod
         def find_spec(name, path=None, target=None):
-            patch = patches.get(name)
-            if patch is None:
+            if name not in patched:
                 return None
             for finder in sys.meta_path:
                 find = getattr(finder, "find_spec", None)
@@ -197,13 +217,13 @@ def _playground_watch():
                     continue
                 spec = find(name, path, target)
                 if spec is not None and spec.loader is not None:
-                    spec.loader = Patched(spec.loader, patch)
+                    spec.loader = Patched(spec.loader, name)
                     return spec
             return None
 
-    for name, patch in patches.items():
+    for name in patched:
         if name in sys.modules:
-            patch(sys.modules[name])
+            later()[name](sys.modules[name])
     sys.meta_path.insert(0, Finder)
 
     library = ("<frozen os>", "<frozen _collections_abc>")
@@ -226,9 +246,10 @@ def _playground_watch():
             return real_getitem(self, key)
         except KeyError:
             if from_the_program():
-                say("env_lookup", key, "refused: not given to the program")
+                later()["env_missing"](key)
             raise
 
     environ.__getitem__ = __getitem__
-_playground_watch()
 '''
+    + "_playground_watch(" + repr(LATER) + ")\n"
+)
