@@ -7,7 +7,8 @@ process with warm caches, p50 over RUNS after one warm-up: ``print`` on the
 light runtime (unchanged: <= 70 ms), ``import numpy`` (<= 400 ms), ``import
 pandas``, a 1 MB CSV read + ``describe()`` (<= 1.5 s) and a matplotlib line
 chart to PNG (<= 2 s). The same programs run under native CPython (this
-interpreter, when it has numpy/pandas/matplotlib; else the system python3)
+interpreter, when it has numpy/pandas/matplotlib; else ``python3`` on PATH or
+Debian's ``/usr/bin/python3`` with ``apt install python3-pandas python3-matplotlib``)
 and on the Docker tier (the python image), when they are there; a column
 that cannot run says so. No test asserts a time: the figures go into notes.
 """
@@ -77,7 +78,7 @@ def native_p50(python: str, code: str, files: dict[str, bytes], runs: int) -> st
 
 
 def native_python() -> str:
-    for candidate in (sys.executable, "python3"):
+    for candidate in (sys.executable, "python3", "/usr/bin/python3"):  # the last: Debian's, with python3-pandas
         probe = subprocess.run([candidate, "-c", "import numpy, pandas, matplotlib"], capture_output=True, check=False)
         if probe.returncode == 0:
             return candidate
@@ -90,6 +91,7 @@ async def main() -> None:
     args = parser.parse_args()
     wasm, docker = default_sandbox(policy=WASM_ONLY), default_sandbox(policy=DOCKER_ONLY)
     python = native_python()
+    print(f"native CPython: {python}")
     print(f"{'task':26s} {'Wasm (ours)':>14s} {'native CPython':>16s} {'Docker (ours)':>16s}")
     for name, (code, files) in TASKS.items():
         row = [await sandbox_p50(wasm, code, files, args.runs), native_p50(python, code, files, args.runs)]
