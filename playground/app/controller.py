@@ -96,8 +96,10 @@ class Controller:
         self._store = store
         self.prefs = prefs_io.load(store)
         self._tasks = BackgroundTasks(owner=view)
-        self.repl = ReplController(sandbox, view.repl, self._current_limits, self._tasks)
-        self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks)
+        # The REPL, Serve and Run go where the user's backend choice for the language says (self.sandbox_for).
+        self.repl = ReplController(sandbox, view.repl, self._current_limits, self._tasks, route=self.sandbox_for)
+        self.service = ServiceController(sandbox, view.service, self._current_limits, lambda: self._inputs, self._tasks,
+                                         route=self.sandbox_for)
         self.routes = Routes(sandbox)
         self.runs = RunController(sandbox, view, limits=self._current_limits, make_spec=self._spec,
                                   status_text=self.language_status_text, tasks=self._tasks,
@@ -192,6 +194,7 @@ class Controller:
         else:
             self.prefs.backends[language] = key
         self._show_route(language)
+        self.repl.show_language(language, self.language_status_text(language))  # its REPL follows the choice
 
     def _show_route(self, language: str) -> None:
         """The choice for ``language`` now; its entries' reasons and the status line once known (off-thread)."""

@@ -53,10 +53,14 @@ class ReplController:
     """Drives the REPL pane. GUI thread only; ``await shutdown()`` closes every session."""
 
     def __init__(self, sandbox: Sandbox, view: ReplView, limits: Callable[[], Limits],
-                 tasks: BackgroundTasks) -> None:
+                 tasks: BackgroundTasks, *, route: Callable[[str], Sandbox] | None = None) -> None:
         self.sandbox = sandbox
         self.view = view
-        self.sessions = SessionManager(sandbox, auto_restart=True)
+        #: The sandbox the user's backend choice routes a language to (the window's Auto/Wasm/Docker).
+        self._route = route or (lambda _language: sandbox)
+        #: One session manager per routed sandbox; a language's session lives in the one it was started in.
+        self._managers: dict[int, SessionManager] = {id(sandbox): SessionManager(sandbox, auto_restart=True)}
+        self._session_managers: dict[str, SessionManager] = {}
         self.closed = False
         self._limits = limits
         self._tasks = tasks
@@ -74,10 +78,10 @@ class ReplController:
     def show_language(self, language: str, cannot_run: str) -> None:
         """Switch the pane to ``language``; ``cannot_run`` explains a language with no backend."""
         self.view.switch_language(language or "(none)")
-        status = self.sandbox.status(language) if language else None
+        status = self._route(language).session_status(language) if language else None
         why = self._unavailable.get(language)
         if status is None or status.backend is None:
-            why = cannot_run
+            why = status.why_not if status is not None and status.why_not else cannot_run
         if why:
             self.view.set_status(f"No REPL: {why}")
             self.view.set_available(False)
@@ -126,15 +130,39 @@ class ReplController:
         """Every backend a session of this pane was started on (or is starting on), for the quit logic."""
         return set(self._backends)
 
+    @property
+    def sessions(self) -> SessionManager:
+        """The session manager of the unrouted sandbox (Auto)."""
+        return self._managers[id(self.sandbox)]
+
+    def _manager_for(self, language: str) -> SessionManager:
+        sandbox = self._route(language)
+        manager = self._managers.get(id(sandbox))
+        if manager is None:
+            manager = self._managers[id(sandbox)] = SessionManager(sandbox, auto_restart=True)
+        return manager
+
     async def shutdown(self) -> None:
         self.closed = True
-        await self.sessions.shutdown()
+        for manager in self._managers.values():
+            await manager.shutdown()
 
     async def _session(self, language: str) -> Session | None:
+        manager = self._manager_for(language)
         session_id = self._session_ids.get(language)
+        started_in = self._session_managers.get(language)
+        if session_id is not None and started_in is not manager and started_in is not None:
+            # the user chose another backend for this language: its old interpreter goes, a new one starts there
+            try:
+                started_in.close(session_id)
+            except SandboxError:  # it ended already
+                pass
+            self._session_ids.pop(language, None)
+            session_id = None
+            self.view.append("(the backend choice changed; starting a new session there)", "note")
         if session_id is not None:
             try:
-                return self.sessions.get(session_id)
+                return manager.get(session_id)
             except SandboxError:
                 self._session_ids.pop(language, None)
                 self.view.append("(the previous session ended; starting a new one)", "note")
@@ -144,17 +172,18 @@ class ReplController:
             self.view.append(f"Not run: {exc}", "stderr")
             return None
         self.view.set_status("starting a session…")
-        backend = self.sandbox.session_status(language).backend
+        backend = self._route(language).session_status(language).backend
         if backend is not None:
             self._backends.add(backend)
         try:
-            session = await self.sessions.create(language, SessionConfig(auto_restart=True, limits=limits))
+            session = await manager.create(language, SessionConfig(auto_restart=True, limits=limits))
         except SandboxError as exc:  # Unsupported, BackendUnavailable, TooManySessions
             self._unavailable[language] = str(exc)
             self.view.append(f"No REPL for {language}: {exc}", "note")
             self.show_language(language, "")
             return None
         self._session_ids[language] = session.id
+        self._session_managers[language] = manager
         self.view.set_status(f"session running on {session.backend_name}")
         return session
 
@@ -213,7 +242,7 @@ class ReplController:
             self.view.append("(no session yet)", "note")
             return
         try:
-            await self.sessions.get(session_id).reset()
+            await self._session_managers.get(language, self.sessions).get(session_id).reset()
         except SandboxError as exc:
             self._session_ids.pop(language, None)
             self.view.append(f"reset failed: {exc}; a new session starts on your next input", "note")

@@ -106,8 +106,11 @@ class ServiceController:
     """Owns at most one ``Service``. GUI thread only; ``await shutdown()`` stops it."""
 
     def __init__(self, sandbox: Sandbox, view: ServiceView, limits: Callable[[], Limits],
-                 inputs: Callable[[], Mapping[str, bytes]], tasks: BackgroundTasks) -> None:
+                 inputs: Callable[[], Mapping[str, bytes]], tasks: BackgroundTasks, *,
+                 route: Callable[[str], Sandbox] | None = None) -> None:
         self.sandbox = sandbox
+        #: The sandbox the user's backend choice routes a language to (the window's Auto/Wasm/Docker).
+        self._route = route or (lambda _language: sandbox)
         self.view = view
         self.service: Service | None = None
         self.phase = Phase.IDLE
@@ -152,10 +155,11 @@ class ServiceController:
             return
         self._stop_requested = False
         self.timings = None
-        self._backend = self.sandbox.serve_status(language).backend
+        sandbox = self._route(language)
+        self._backend = sandbox.serve_status(language).backend
         self._set_phase(Phase.STARTING)
         self.view.set_status(f"Starting {language} (guest port {port}, TTL {format_duration(ttl)})…", "running")
-        self._start_task = self._tasks.spawn(self._serve(spec, opts, port, ttl))
+        self._start_task = self._tasks.spawn(self._serve(sandbox, spec, opts, port, ttl))
 
     def stop(self) -> None:
         """Stop the service, or abandon a start in progress. Idempotent."""
@@ -174,11 +178,11 @@ class ServiceController:
             self.timings = Timings(self.timings.ready, time.monotonic() - self._started_at)
             log.info("service page shown %.2f s after Serve was pressed", self.timings.page)
 
-    async def _serve(self, spec: Spec, opts: ServeOpts, port: int, ttl: float) -> None:
+    async def _serve(self, sandbox: Sandbox, spec: Spec, opts: ServeOpts, port: int, ttl: float) -> None:
         self._started_at = started = time.monotonic()
         try:
             await asyncio.to_thread(_import_proxy)  # off the GUI thread: the window keeps painting
-            service = await self.sandbox.serve(spec, opts)
+            service = await sandbox.serve(spec, opts)
         except asyncio.CancelledError:  # the core stopped whatever it had started
             self._set_phase(Phase.IDLE)
             if not self.closed:

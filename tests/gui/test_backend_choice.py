@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings, Qt
 
 from playground.app import settings as prefs_io
 from playground.app.backend_choice import BackendChoice
+from playground.app.service_controller import Phase
 from tests.gui.conftest import Playground, save_artifact
 
 
@@ -74,3 +75,32 @@ def test_the_choice_is_restored_at_start(playground_factory: Callable[[], Playgr
     playground = playground_factory()
     assert playground.window.backend_choice.choice() == "docker"
     playground.qtbot.waitUntil(lambda: "runs on docker" in playground.window.language_status.text(), timeout=20_000)
+
+
+def test_the_repl_and_serve_follow_the_backend_choice(playground: Playground) -> None:
+    from tests.gui.test_repl import submit
+
+    window, controller = playground.window, playground.controller
+    playground.select("python")
+    window.show_tab("repl")
+    submit(playground, "x = 'kept'; import sys; sys.platform")
+    assert "'wasi'" in window.repl.transcript_text() and "running on wasm" in window.repl.status.text()
+    pick(playground, "docker")
+    playground.qtbot.waitUntil(lambda: "runs on docker" in window.language_status.text(), timeout=20_000)
+    # Python has no REPL driver on Docker: the pane says so at once instead of running on Wasm behind the choice
+    assert "No REPL" in window.repl.status.text() and "docker" in window.repl.status.text(), window.repl.status.text()
+    assert not window.repl.input.isEnabled()
+    server = ("import http.server\nhttp.server.HTTPServer(('0.0.0.0', 8080), "
+              "http.server.SimpleHTTPRequestHandler).serve_forever()\n")
+    controller.service.start("python", server)  # Serve, with the window's port (8080)
+    service = controller.service
+    playground.qtbot.waitUntil(lambda: service.phase is not Phase.STARTING, timeout=90_000)
+    assert service.phase is Phase.SERVING and service.service is not None, window.service.status_text()
+    assert service.service.backend == "docker"
+    ended = service.services_ended
+    service.stop()
+    playground.qtbot.waitUntil(lambda: service.services_ended > ended, timeout=30_000)
+    pick(playground, "auto")
+    assert window.repl.input.isEnabled()
+    submit(playground, "x")  # back on Auto: the Wasm session kept its state
+    assert window.repl.transcript_text().rstrip().endswith("'kept'"), window.repl.transcript_text()
