@@ -9,6 +9,8 @@ from playground.packs.runtimes import CPYTHON
 #: Runs the program as ``python main.py`` would, from ``/work`` (see ``python_boot``); the script's
 #: folder replaces ``sys.path[0]`` as for any script.
 BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)")
+#: The same on the Docker tier, without the in-guest attempt report (no report channel there yet).
+DOCKER_BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)", watch=False)
 
 #: Where CPython's start-up (``getpath``) looks for its landmarks before it settles on its compiled-in
 #: prefix: outside the sandbox's tree, but its own doing, not the program's (``WasmSpec.quiet_paths``).
@@ -50,9 +52,12 @@ PACK = Pack(
     ),
     # The Docker tier runs CPython natively (for servers: http.server and friends need sockets).
     # Without the official image, playground-python:local is used (`playground images build python`).
-    # -u: unbuffered, so a line shows when it is printed and in order with stderr, as in a terminal.
+    # The same boot script as on Wasm (DOCKER_BOOT): line-buffered stdout, so a line shows when it is printed
+    # and before a traceback after it, as in a terminal. Not -u: unbuffered, print() writes each argument
+    # apart, six writes (six frames on the container's stream) per line, and a flood of them kept the
+    # window's event loop waiting.
     docker=DockerSpec(
-        image="python:3.12-slim", cmd=("python3", "-B", "-u", "{main}", "{args}"), main_file="main.py",
+        image="python:3.12-slim", cmd=("python3", "-B", "-c", DOCKER_BOOT, "{main}", "{args}"), main_file="main.py",
         typical_start=0.2,
     ),
     caps=Capabilities(sessions=True, serve_socket=True, packages=True),

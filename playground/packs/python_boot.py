@@ -51,10 +51,11 @@ _playground_main()
 """
 
 
-def run_file_script(path_setup: str) -> str:
+def run_file_script(path_setup: str, *, watch: bool = True) -> str:
     """The boot script with ``path_setup`` (lines indented by four spaces) placing the script's folder.
 
-    The in-guest attempt report (``python_watch``) is set up first, so it
-    sees everything the program does.
+    ``watch``: the in-guest attempt report (``python_watch``) is set up
+    first, so it sees everything the program does (the Wasm tier, where
+    the host gives it a report channel).
     """
-    return WATCH + _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))
+    return (WATCH if watch else "") + _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))
