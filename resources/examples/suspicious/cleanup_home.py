@@ -12,7 +12,7 @@ CACHE_DIRS = ["~/.cache", "~/Downloads/tmp"]
 freed = 0
 for folder in CACHE_DIRS:
     path = os.path.expanduser(folder)
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         freed += sum(os.path.getsize(os.path.join(root, f)) for f in files)
     shutil.rmtree(path, ignore_errors=True)
 

@@ -11,9 +11,10 @@ import time
 if os.getcwd() != "/work":
     sys.exit("this example only runs inside Sandbox Playground")
 
-for worker in range(4):
+WORKER = "import hashlib; [hashlib.sha256(b'x').digest() for _ in iter(int, 1)]"
+for _ in range(4):
     try:
-        subprocess.Popen([sys.executable, "-c", "import hashlib; [hashlib.sha256(b'x').digest() for _ in iter(int, 1)]"])
+        subprocess.Popen([sys.executable, "-c", WORKER])
     except OSError:
         pass
 try:
