@@ -730,6 +730,15 @@ static JSValue js_read_file(JSContext *c, JSValueConst this_val, int argc,
    REPL session stdin is the eval's keyboard (REPL_KEYBOARD): a read waits
    for what the user types, and fails with EINTR at Ctrl-C (the eval then
    stops at the next interrupt poll) instead of waiting again. */
+/* A served program has no stdin: its stdin is the host's request channel. */
+static JSValue throw_no_stdin(JSContext *c) {
+    JSValue err = JS_NewError(c);
+    JS_SetPropertyStr(c, err, "message",
+                      JS_NewString(c, "stdin is not available in a served program"));
+    JS_SetPropertyStr(c, err, "code", JS_NewString(c, "ENOTSUP"));
+    return JS_Throw(c, err);
+}
+
 static JSValue js_read_stdin(JSContext *c, JSValueConst this_val, int argc,
                              JSValueConst *argv) {
     (void)this_val;
@@ -750,11 +759,7 @@ static JSValue js_read_stdin(JSContext *c, JSValueConst this_val, int argc,
         return v;
     }
     if (stdin_is_channel) {
-        JSValue err = JS_NewError(c);
-        JS_SetPropertyStr(c, err, "message",
-                          JS_NewString(c, "stdin is not available in a served program"));
-        JS_SetPropertyStr(c, err, "code", JS_NewString(c, "ENOTSUP"));
-        return JS_Throw(c, err);
+        return throw_no_stdin(c);
     }
     errno = 0;
     JSValue v = read_fd_all(c, 0, 0, false);
@@ -781,11 +786,7 @@ static JSValue js_read_line(JSContext *c, JSValueConst this_val, int argc,
         if (fd < 0)
             return throw_errno(c, errno, "open", "<stdin>", NULL);
     } else if (stdin_is_channel) {
-        JSValue err = JS_NewError(c);
-        JS_SetPropertyStr(c, err, "message",
-                          JS_NewString(c, "stdin is not available in a served program"));
-        JS_SetPropertyStr(c, err, "code", JS_NewString(c, "ENOTSUP"));
-        return JS_Throw(c, err);
+        return throw_no_stdin(c);
     }
     char *buf = NULL;
     size_t len = 0, cap = 0;
