@@ -302,6 +302,13 @@ function interp() {
     },
   });
 
+  function interruption() {
+    const err = new Error('Script execution was interrupted by `SIGINT`');
+    err.code = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
+    err.stack = `Error: ${err.message}`;
+    return err;
+  }
+
   async function run(id, code, keyboard) {
     let status = 0;
     try {
@@ -315,12 +322,7 @@ function interp() {
       let value = vm.runInThisContext(code, { filename: `repl:${id}`, displayErrors: false, breakOnSigint: true });
       if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
         const interrupted = new Promise((resolve, reject) => {
-          abandon = () => {
-            const err = new Error('Script execution was interrupted by `SIGINT`');
-            err.code = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
-            err.stack = `Error: ${err.message}`;
-            reject(err);
-          };
+          abandon = () => reject(interruption());
         });
         try {
           value = await Promise.race([value, interrupted]);
@@ -330,7 +332,10 @@ function interp() {
       }
       if (value !== undefined) process.stdout.write(`${util.inspect(value, { colors: false })}\n`);
     } catch (err) {
-      complain(err);
+      // Ctrl-C reaches the whole process group: a child the code waited for (execSync) may die of it
+      // before V8 stops the code, and its "Command failed" error would win the race. It is the same
+      // interruption, so it is told as one.
+      complain(err !== null && typeof err === 'object' && err.signal === 'SIGINT' ? interruption() : err);
       status = 1;
     }
     try {
