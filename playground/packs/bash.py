@@ -17,7 +17,7 @@ PACK = Pack(
     example='name="world"\necho "hello, $name from bash $BASH_VERSION"\n',
     description="GNU Bash in a hardened container",
     # '/work/main.sh: line 3: nope: command not found', syntax errors likewise.
-    error_locations=(r"(?P<file>[^\s:]+): line (?P<line>\d+):",),
+    error_locations=(r"(?<![^\s:])(?P<file>[^\s:]+): line (?P<line>\d+):",),
 )
 
 __all__ = ["PACK"]

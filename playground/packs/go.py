@@ -42,7 +42,7 @@ PACK = Pack(
     example='package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello from Go")\n}\n',
     description="Go (go build) in a hardened container",
     # Compile errors './main.go:5:2: undefined: x', panics '\t/work/main.go:5 +0x1d'.
-    error_locations=(r"(?P<file>[^\s():]+\.go):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.go):(?P<line>\d+)(?::(?P<col>\d+))?",),
 )
 
 __all__ = ["PACK"]

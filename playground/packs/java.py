@@ -48,7 +48,7 @@ PACK = Pack(
     ),
     description="Java (javac + java) in a hardened container",
     # javac '/work/Main.java:3: error: ...', stack frames '\tat Main.main(Main.java:3)'.
-    error_locations=(r"(?P<file>[^\s():]+\.java):(?P<line>\d+)",),
+    error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.java):(?P<line>\d+)",),
 )
 
 __all__ = ["PACK"]

@@ -18,5 +18,5 @@ PACK = Pack(
     example='const xs = [1, 2, 3].map((n) => n * n);\nconsole.log("squares:", xs);\n',
     description="JavaScript (QuickJS-NG in WebAssembly)",
     # QuickJS: '    at f (/work/main.js:2:10)', a syntax error '    at /work/main.js:2:9'.
-    error_locations=(r"(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
 )

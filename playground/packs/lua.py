@@ -19,5 +19,5 @@ PACK = Pack(
     example='print("hello from " .. _VERSION)\n',
     description="Lua 5.4 (in WebAssembly; no os.execute or temp files)",
     # 'lua: /work/main.lua:2: attempt to index...' and traceback lines '\t/work/main.lua:5: in main chunk'.
-    error_locations=(r"(?P<file>[^\s:]+\.lua):(?P<line>\d+):",),
+    error_locations=(r"(?<![^\s:])(?P<file>[^\s:]+\.lua):(?P<line>\d+):",),
 )

@@ -17,7 +17,7 @@ PACK = Pack(
     example='const os = require("os");\nconsole.log(`hello from node ${process.version} on ${os.platform()}`);\n',
     description="Node.js in a hardened container",
     # '/work/main.js:2' above the source line, and stack frames '    at f (/work/main.js:2:12)'.
-    error_locations=(r"(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
 )
 
 __all__ = ["PACK"]

@@ -41,7 +41,7 @@ PACK = Pack(
     example='fn main() {\n    println!("hello from Rust");\n}\n',
     description="Rust (rustc) in a hardened container",
     # Compile errors '  --> /work/main.rs:2:5', panics "thread 'main' panicked at /work/main.rs:3:5:".
-    error_locations=(r"(?P<file>[^\s():'\"]+\.rs):(?P<line>\d+):(?P<col>\d+)",),
+    error_locations=(r"(?<![^\s():'\"])(?P<file>[^\s():'\"]+\.rs):(?P<line>\d+):(?P<col>\d+)",),
 )
 
 __all__ = ["PACK"]

@@ -22,5 +22,5 @@ PACK = Pack(
     example="function greet(name: string): string {\n  return `hello, ${name}`;\n}\nconsole.log(greet(\"ts\"));\n",
     description="TypeScript (types stripped in WebAssembly, run on QuickJS-NG)",
     # Runtime errors '    at f (/work/main.ts:4:9)' (the TypeScript's lines), syntax errors 'main.ts:2: syntax error'.
-    error_locations=(r"(?P<file>[^\s():]+\.[cm]?ts):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?ts):(?P<line>\d+)(?::(?P<col>\d+))?",),
 )

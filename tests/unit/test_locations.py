@@ -9,6 +9,8 @@ order, and nothing in other files.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from playground.core import Location, Pack, default_program_file, find_locations, program_file
@@ -186,3 +188,20 @@ def test_node_source_line_and_frames_but_not_its_internals() -> None:
 
 def test_python_on_docker_skips_the_standard_library() -> None:
     assert spans(PYTHON_DOCKER, python.PACK, "p.py") == [(3, None, 'File "/work/p.py", line 3')]
+
+
+@pytest.mark.parametrize("pack", [p for p in ALL_PACKS if p.error_locations], ids=lambda p: p.name)
+def test_every_packs_patterns_scan_a_flood_in_linear_time(pack: Pack) -> None:
+    """A run's whole output is scanned on the GUI thread once it ends: a pattern that backtracks over a
+    line without separators (``[^\\s:]+\\.js`` from every start) took 0.4 s for 1 MiB of short lines and
+    7.7 s for 2000-character lines. Each pattern may start only at a token boundary now."""
+    floods = {
+        "short lines": ("x" * 63 + "\n") * 16384,
+        "long lines": ("x" * 2000 + "\n") * 512,
+        "one line": "y" * (1 << 20) + ":1:2",
+    }
+    for name, text in floods.items():
+        started = time.perf_counter()
+        find_locations(text, pack.error_locations, "main")
+        took = time.perf_counter() - started
+        assert took < 0.3, f"{pack.name}: {name}: {took:.2f} s for 1 MiB (a quadratic pattern takes seconds)"
