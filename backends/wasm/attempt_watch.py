@@ -114,16 +114,13 @@ END_OF_REPORT: Final = b'{"end": true}'
 class ReportSink:
     """The host's end of the in-guest report channel: whole lines to ``parse_guest_report``."""
 
-    __slots__ = ("_attempts", "_ended", "_pending")
+    __slots__ = ("_ended", "_pending", "attempts")
 
     def __init__(self, attempts: AttemptLog) -> None:
-        self._attempts = attempts
+        #: Where what the guest tried is recorded: by the host functions too (``RunState.attempts``).
+        self.attempts = attempts
         self._pending = bytearray()
         self._ended = False
-
-    def retarget(self, attempts: AttemptLog) -> None:
-        """Record into ``attempts`` from now on (a session's next eval). Guest thread only."""
-        self._attempts = attempts
 
     def write(self, data: bytes) -> int:
         self._pending += data
@@ -136,9 +133,9 @@ class ReportSink:
             if line == END_OF_REPORT:
                 self._ended = True
             else:
-                parse_guest_report(line, self._attempts)
+                parse_guest_report(line, self.attempts)
         if len(self._pending) > _MAX_PENDING:
-            parse_guest_report(bytes(self._pending), self._attempts)  # over-long: recorded as tampering
+            parse_guest_report(bytes(self._pending), self.attempts)  # over-long: recorded as tampering
             self._pending.clear()
         return len(data)
 
@@ -151,7 +148,7 @@ class ReportSink:
         """
         if self._ended:
             return
-        self._attempts.record(
+        self.attempts.record(
             AttemptKind.REPORTING_TAMPERED, "closed the in-guest report channel", "noted", observer=Observer.HOST
         )
 

@@ -368,7 +368,6 @@ class SessionChannel:
             self._ticker.hold_ticker()
         run.output = ticket.output
         run.attempts = ticket.attempts
-        run.report.retarget(ticket.attempts)
         run.vfs.quota_hit = False
         self.control.arm(wall_limit=ticket.wall_limit, cpu_limit=ticket.cpu_limit)
         with self._cond:

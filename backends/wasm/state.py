@@ -156,7 +156,7 @@ class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
     __slots__ = (
-        "args", "attempts", "budget", "caller", "control", "ctx", "env", "fds", "home", "keyboard", "memory",
+        "args", "budget", "caller", "control", "ctx", "env", "fds", "home", "keyboard", "memory",
         "output", "quiet_paths", "report", "session", "stdin", "stdin_pos", "vfs",
     )  # fmt: skip
 
@@ -186,10 +186,8 @@ class RunState:
         self.stdin_pos = 0
         #: What the user types, read after ``stdin`` (a one-shot run's ``Request.input``; see ``keyboard``).
         self.keyboard = keyboard
-        #: What the guest tried beyond its sandbox (``attempt_watch``); the host functions record into it.
-        self.attempts = attempts if attempts is not None else AttemptLog()
-        #: The host's end of the in-guest report channel (``attempt_watch.REPORT_NAME``).
-        self.report = ReportSink(self.attempts)
+        #: The host's end of the in-guest report channel (``attempt_watch.REPORT_NAME``); it holds ``attempts``.
+        self.report = ReportSink(attempts if attempts is not None else AttemptLog())
         #: Paths outside the tree the runtime probes on its own: not attempts (``attempt_watch``).
         self.quiet_paths = tuple(quiet_paths)
         #: The guest's ``HOME`` (attempts below it are shown as ``~/...``); "" when it has none.
@@ -202,6 +200,16 @@ class RunState:
         self.ctx = 0
         #: The ``wasmtime_caller_t*`` of the host call in progress (valid only during it).
         self.caller = 0
+
+    @property
+    def attempts(self) -> AttemptLog:
+        """What the guest tried beyond its sandbox (``attempt_watch``): the host functions and the report channel
+        record into this one log; a session's eval sets its own."""
+        return self.report.attempts
+
+    @attempts.setter
+    def attempts(self, log: AttemptLog) -> None:
+        self.report.attempts = log
 
     def release(self) -> None:
         """Drop references into guest memory and close every descriptor. Idempotent."""

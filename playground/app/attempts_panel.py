@@ -73,11 +73,6 @@ class AttemptsPanel(QWidget):
         layout.addWidget(self.report, 1)
         self._groups: list[tuple[str, list[tuple[str, str, str]]]] = []
 
-    @property
-    def count(self) -> int:
-        """How many records the last run has (what the tab's badge shows)."""
-        return sum(len(rows) for _, rows in self._groups)
-
     def groups(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
         """What is shown: (group title, [(what was tried, outcome, noticed by)]) in order."""
         return [(title, list(rows)) for title, rows in self._groups]

@@ -127,11 +127,10 @@ class Attempt:
 class AttemptLog:
     """The attempts of one run; see the module docstring for who may record what and the bounds."""
 
-    def __init__(self, *, clock_start: float | None = None, limit: int = MAX_RECORDS) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._records: dict[tuple[AttemptKind, str, str, Observer], Attempt] = {}
-        self._limit = limit
-        self._start = time.monotonic() if clock_start is None else clock_start
+        self._start = time.monotonic()
         #: Distinct records the cap refused (their repeats are not counted again).
         self.dropped = 0
         self._dropped_keys: set[tuple[AttemptKind, str, str, Observer]] = set()
@@ -151,8 +150,8 @@ class AttemptLog:
                     count=found.count + 1, first_at=found.first_at,
                 )  # fmt: skip
                 return
-            if len(self._records) >= self._limit:
-                if key not in self._dropped_keys and len(self._dropped_keys) < 10 * self._limit:
+            if len(self._records) >= MAX_RECORDS:
+                if key not in self._dropped_keys and len(self._dropped_keys) < 10 * MAX_RECORDS:
                     self._dropped_keys.add(key)
                     self.dropped += 1
                 return
@@ -164,10 +163,6 @@ class AttemptLog:
         """The records so far, in the order first seen."""
         with self._lock:
             return tuple(self._records.values())
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._records)
 
 
 def _cut(target: str, limit: int = MAX_TARGET) -> str:

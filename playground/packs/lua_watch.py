@@ -25,6 +25,9 @@ WATCH: Final = (
     "local channel = io.open('/.attempts', 'w') "
     "if channel then "
     "channel:setvbuf('line') "
+    # Finalized before the channel at lua_close (finalizers run newest first): the runtime is ending. The
+    # os.getenv wrapper below holds it, so it lives as long as the wrappers do.
+    "local ending = setmetatable({}, {__gc = function() channel:write('{\"end\": true}\\n') end}) "
     "local function quote(s) "
     "return '\"' .. tostring(s):sub(1, 300):gsub('[%c\"\\\\]', function(c) "
     "return string.format('\\\\u%04x', c:byte()) end) .. '\"' end "
@@ -40,13 +43,9 @@ WATCH: Final = (
     "local ok, file, message = pcall(popen, command, ...) "
     "if ok then return file, message end "
     "error((tostring(file):gsub('^%(command line%):%d+: ', '')), 2) end "
-    "os.getenv = function(name) local value = getenv(name) "
+    "os.getenv = function(name) local _, value = ending, getenv(name) "
     "if value == nil and type(name) == 'string' then say('env_lookup', name, 'refused: not given to the program') end "
     "return value end "
-    # Finalized before the channel at lua_close (finalizers run newest first): the runtime is ending.
-    "local ending = setmetatable({}, {__gc = function() channel:write('{\"end\": true}\\n') end}) "
-    "local keep = os.getenv "
-    "os.getenv = function(name) local _ = ending return keep(name) end "
     "end "
     "end"
 )
