@@ -31,6 +31,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
+import signal
 import sys
 import threading
 import time
@@ -120,7 +121,8 @@ class LoopThread:
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="repl-loop", daemon=True)
-        self._thread.start()
+        with interrupts_blocked():  # it, and every thread it starts, leaves Ctrl-C to the main thread
+            self._thread.start()
 
     def call(
         self,
@@ -152,6 +154,26 @@ class LoopThread:
         self._thread.join(5)
         if not self._thread.is_alive():
             self.loop.close()
+
+
+@contextlib.contextmanager
+def interrupts_blocked() -> Iterator[None]:
+    """Threads started inside never take SIGINT (they inherit the mask); the main thread's is restored after.
+
+    The kernel hands a process's SIGINT to any thread that does not block
+    it. Python's handler then only sets a flag, and readline's wait for a
+    key (``input()`` at the prompt) wakes only for a signal its own thread
+    received: a Ctrl-C taken by a worker thread would go unanswered until
+    the next key.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # no POSIX threads' masks (Windows): nothing to hand over
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _wait(

@@ -152,6 +152,36 @@ def test_lua_repl_in_a_terminal(start, tmp_path: Path) -> None:  # type: ignore[
     assert "f(x)" in history and "while true do end" in history
 
 
+def _blocks_sigint(task: Path) -> bool:
+    mask = next(line for line in (task / "status").read_text().splitlines() if line.startswith("SigBlk:"))
+    return bool(int(mask.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+
+
+def test_only_the_main_thread_takes_ctrl_c(start) -> None:  # type: ignore[no-untyped-def]
+    """readline's wait for a key wakes only for a signal its own thread got: no other thread may take SIGINT."""
+    _need(lua.PACK)
+    t = start("--lang", "lua", "--timeout", "20s")
+    t.expect(r">>> ")
+    t.line("x = 1")
+    t.expect(r">>> ")
+    t.line("while true do end")
+    time.sleep(0.5)
+    t.type("\x03")
+    t.expect(r"KeyboardInterrupt \(the interpreter keeps its state\)")
+    t.expect(r">>> ")
+    tasks = sorted(Path(f"/proc/{t.proc.pid}/task").iterdir(), key=lambda task: int(task.name))
+    assert len(tasks) > 1  # the loop thread, the runtime's workers
+    taking = [task.name for task in tasks if not _blocks_sigint(task)]
+    assert taking == [str(t.proc.pid)]  # the main thread's id is the process id
+    for _ in range(20):  # and so Ctrl-C at the prompt is answered every time
+        t.type("half")
+        t.expect("half")
+        t.type("\x03")
+        t.expect(r"KeyboardInterrupt\n>>> ")
+    t.line(":quit")
+    assert t.close() == 0
+
+
 def test_javascript_ctrl_c_keeps_the_state(start) -> None:  # type: ignore[no-untyped-def]
     _need(javascript.PACK)
     t = start("javascript", "--timeout", "20s")
