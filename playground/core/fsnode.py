@@ -26,10 +26,6 @@ Thread model: as ``VFS`` (one thread at a time).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from playground.core.vfs import VFS
 
 
 class VFSError(OSError):
@@ -56,7 +52,8 @@ class Node:
         #: Open descriptors that reach this node; only the owning VFS changes it.
         self.opens = 0
         #: The VFS whose quota this node is charged to (None: uncharged, or already freed).
-        self.owner: VFS | None = None
+        #: Only ever compared by identity, so this module needs no more of it than ``object``.
+        self.owner: object | None = None
 
     def touch(self) -> None:
         now = time.time_ns()

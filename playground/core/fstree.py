@@ -12,18 +12,28 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from playground.core.errors import InvalidSpec
 from playground.core.fsnames import clean_key
 from playground.core.fsnode import Dir, File, Node, VFSError
 from playground.core.fspath import components
 
-if TYPE_CHECKING:
-    from playground.core.vfs import VFS
+
+class TreeBuilder(Protocol):
+    """What seeding needs of the filesystem it builds in (``vfs.VFS``): nodes made and filled under its quota."""
+
+    @property
+    def root(self) -> Dir: ...
+
+    def mkdir(self, parent: Dir, name: str) -> Dir: ...
+
+    def create_file(self, parent: Dir, name: str) -> File: ...
+
+    def write(self, file: File, offset: int, data: bytes) -> int: ...
 
 
-def seed(vfs: VFS, directory: Dir, files: Mapping[str, bytes], where: str) -> None:
+def seed(vfs: TreeBuilder, directory: Dir, files: Mapping[str, bytes], where: str) -> None:
     """Place caller ``files`` under ``directory`` (keys checked by ``clean_key``), charging the quota.
 
     Raises:
@@ -51,7 +61,7 @@ def seed(vfs: VFS, directory: Dir, files: Mapping[str, bytes], where: str) -> No
         vfs.write(file, 0, bytes(files[key]))
 
 
-def make_dirs(vfs: VFS, dir_path: str) -> Dir:
+def make_dirs(vfs: TreeBuilder, dir_path: str) -> Dir:
     """The directory at absolute ``dir_path``, made (as the guest would) where missing; links are not followed."""
     current = vfs.root
     for part in components(dir_path):
