@@ -24,6 +24,7 @@ from backends.docker import DockerBackend
 from backends.docker.images import env_var
 from playground.core import DOCKER_ONLY, Sandbox, ServeOpts, Spec
 from playground.packs import bash, node
+from playground.serve import start_service_proxy
 
 EVALS = {"bash": ("n=0", "n=$((n + 1)); echo $n"), "node": ("let n = 0", "++n")}
 SERVER = "require('http').createServer((q, s) => s.end('ok')).listen(8080)"
@@ -41,7 +42,9 @@ async def main() -> None:
     for pack in (bash.PACK, node.PACK):
         os.environ.setdefault(env_var(pack.name), f"playground-{pack.name}:local")
     backend = DockerBackend()
-    sandbox = Sandbox(backends=[backend], packs=[bash.PACK, node.PACK], policy=DOCKER_ONLY)
+    sandbox = Sandbox(
+        backends=[backend], packs=[bash.PACK, node.PACK], policy=DOCKER_ONLY, proxy_starter=start_service_proxy
+    )
     try:
         for lang, (setup, step) in EVALS.items():
             started = time.perf_counter()

@@ -3,14 +3,29 @@
 Backends are imported here, lazily, and only here: a backend whose
 dependencies are missing is registered as a ``MissingBackend`` that carries
 the reason, so ``playground languages`` and ``BackendUnavailable`` can say
-why instead of the language silently vanishing.
+why instead of the language silently vanishing. The same holds for the
+host-side serve proxy (``playground.serve``, on aiohttp): the core only
+names its interface (``ProxyStarter``), this module hands the real one in,
+and imports it only when a service is started.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
-from playground.core import PREFER_WASM, Backend, Limits, MissingBackend, Policy, Sandbox
+from playground.core import (
+    PREFER_WASM,
+    Backend,
+    Limits,
+    MissingBackend,
+    Policy,
+    PortMap,
+    ProxyHandle,
+    Sandbox,
+    ServeOpts,
+    Upstream,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,4 +66,23 @@ def default_sandbox(*, policy: Policy = PREFER_WASM, default_limits: Limits | No
     """A ``Sandbox`` with every pack and every backend available here."""
     from playground.packs import ALL_PACKS
 
-    return Sandbox(backends=load_backends(), packs=ALL_PACKS, policy=policy, default_limits=default_limits)
+    return Sandbox(
+        backends=load_backends(),
+        packs=ALL_PACKS,
+        policy=policy,
+        default_limits=default_limits,
+        proxy_starter=serve_proxy,
+    )
+
+
+async def serve_proxy(
+    opts: ServeOpts,
+    token: str | None,
+    port_map: PortMap,
+    upstream: Upstream,
+    on_upstream_error: Callable[[BaseException], None],
+) -> ProxyHandle:
+    """The ``ProxyStarter`` of ``default_sandbox``: ``playground.serve``'s proxy, imported on first serve."""
+    from playground.serve import start_service_proxy
+
+    return await start_service_proxy(opts, token, port_map, upstream, on_upstream_error)

@@ -43,7 +43,6 @@ from playground.core.serve import (
     ServeOpts,
     ServeRequest,
     Service,
-    default_proxy_starter,
     start_service,
 )
 from playground.core.session import Session, SessionBackend, SessionConfig
@@ -81,6 +80,11 @@ class Sandbox:
 
     Construction validates every pack and the default limits, so a
     misconfiguration fails at start-up rather than during a run.
+
+    Like the backends, the host-side proxy that ``serve`` puts in front of a
+    guest port is handed in (``proxy_starter``); the core never imports one.
+    Without it ``serve`` raises ``Unsupported``; ``playground.default_sandbox``
+    passes the aiohttp proxy of ``playground.serve``.
 
     Raises:
         InvalidPack: a malformed pack, or two packs claiming one name.
@@ -499,7 +503,8 @@ class Sandbox:
 
         Raises:
             Unsupported: the language runs here but no permitted backend can
-                serve it (or enforce ``spec.net``).
+                serve it (or enforce ``spec.net``), or the sandbox was built
+                without a ``proxy_starter``.
             ServiceNotReady: a readiness probe never passed.
             ServeError, BackendUnavailable, UnknownLanguage, InvalidLimits,
             InvalidServeOptions.
@@ -517,6 +522,12 @@ class Sandbox:
         assert isinstance(backend, ServeBackend)
         if spec.uses_caller_root:
             raise Unsupported("serve: Spec.root_files is for runs; a served program gets the standard layout")
+        starter = self._proxy_starter
+        if starter is None:
+            raise Unsupported(
+                "serve: this Sandbox has no proxy to expose a service with; pass proxy_starter= "
+                "(playground.serve.start_service_proxy, as playground.default_sandbox() does)"
+            )
         vfs = VFS.for_limits(limits)
         try:
             _seed(vfs, spec)
@@ -526,7 +537,6 @@ class Sandbox:
             pack=pack, spec=spec, limits=limits, vfs=vfs, logs=LogBuffer(opts.log_bytes),
             stdin=spec.stdin_bytes, ports=tuple(p.guest for p in opts.ports),
         )
-        starter = self._proxy_starter or default_proxy_starter()
         return await start_service(backend, backend.name, request, opts, starter)
 
     async def _packages_off_loop(self, spec: Spec, on_progress: ProgressCallback | None) -> PackageSet | None:

@@ -6,8 +6,9 @@ container on an internal Docker network) or an in-process handler (the
 Wasm handler bridge: one request, one call into the live instance). The
 core puts one authenticated reverse proxy per port in front of it, bound to
 127.0.0.1 unless asked otherwise, and hands out URLs only after the
-readiness probe passed. The proxy implementation is injected (the default
-lives in ``playground.serve``, on aiohttp), so the core stays stdlib-only.
+readiness probe passed. The proxy implementation is injected as a
+``ProxyStarter`` (``playground.assembly`` hands in the aiohttp one of
+``playground.serve``), so the core stays stdlib-only, serving included.
 """
 
 from __future__ import annotations
@@ -269,16 +270,10 @@ class ProxyHandle(Protocol):
 
 
 #: Starts one proxy: (options, token or None, the port map, upstream, error hook) -> handle.
+#: ``playground.serve.start_service_proxy`` is the one the assembly point hands to ``Sandbox``.
 ProxyStarter = Callable[
     [ServeOpts, "str | None", PortMap, Upstream, Callable[[BaseException], None]], Awaitable[ProxyHandle]
 ]
-
-
-def default_proxy_starter() -> ProxyStarter:
-    """The aiohttp proxy of ``playground.serve`` (imported only when serving)."""
-    from playground.serve.service_proxy import start_service_proxy
-
-    return start_service_proxy
 
 
 class Service:

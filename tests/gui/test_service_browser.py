@@ -32,6 +32,7 @@ from playground.app.request_policy import Decision, ProxyTarget, decide
 from playground.app.service_controller import Phase, parse_port, parse_ttl
 from playground.app.service_pane import countdown
 from playground.core import DOCKER_ONLY, Limits, Sandbox
+from playground.serve import start_service_proxy
 from tests.gui.conftest import Playground, make_playground, save_artifact
 from tests.gui.test_responsiveness import GapMeter
 
@@ -112,7 +113,7 @@ def served(qtbot: QtBot, qloop: object, settings_file: Path, docker_engine: Any)
     STARTED.clear()
     backend = DockerBackend(packs=(node.PACK,), pull_timeout=10.0)
     sandbox = Sandbox(backends=[backend], packs=[node.PACK], policy=DOCKER_ONLY,
-                      default_limits=Limits(wall_time=30.0, cpu_time=30.0))
+                      default_limits=Limits(wall_time=30.0, cpu_time=30.0), proxy_starter=start_service_proxy)
     pg = make_playground(qtbot, settings_file, sandbox)
     pg.select("node")
     try:

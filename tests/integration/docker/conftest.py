@@ -21,6 +21,7 @@ from backends.docker.images import env_var
 from backends.docker.profile import LABEL, EngineKind
 from playground.core import DOCKER_ONLY, Limits, Pack, Sandbox
 from playground.packs import bash, go, java, node, python, rust
+from playground.serve import start_service_proxy
 
 PACKS: tuple[Pack, ...] = (bash.PACK, node.PACK, python.PACK, go.PACK, java.PACK, rust.PACK)
 
@@ -85,7 +86,13 @@ def backend(engine: Engine) -> Iterator[DockerBackend]:
 
 @pytest.fixture
 def sandbox(backend: DockerBackend) -> Iterator[Sandbox]:
-    sb = Sandbox(backends=[backend], packs=PACKS, policy=DOCKER_ONLY, default_limits=TEST_LIMITS)
+    sb = Sandbox(
+        backends=[backend],
+        packs=PACKS,
+        policy=DOCKER_ONLY,
+        default_limits=TEST_LIMITS,
+        proxy_starter=start_service_proxy,
+    )
     yield sb
     sb.close()
 

@@ -17,6 +17,7 @@ from backends.docker.engine import Engine
 from backends.docker.profile import EngineKind
 from playground.core import Limits, MemoryLimitExceeded, Sandbox, ServeError, ServeOpts, Service, Spec
 from playground.packs import node
+from playground.serve import start_service_proxy
 
 from .conftest import require_image
 
@@ -176,7 +177,13 @@ async def test_backend_close_stops_running_services(engine: Engine, no_network_l
 
     containers = set(engine.containers())
     backend = DockerBackend(packs=PACKS)
-    sandbox = Sandbox(backends=[backend], packs=PACKS, policy=DOCKER_ONLY, default_limits=TEST_LIMITS)
+    sandbox = Sandbox(
+        backends=[backend],
+        packs=PACKS,
+        policy=DOCKER_ONLY,
+        default_limits=TEST_LIMITS,
+        proxy_starter=start_service_proxy,
+    )
     service = await sandbox.serve(Spec(lang="node", code=SERVER), ServeOpts(ttl=60))
     sandbox.close()
     assert set(engine.containers()) == containers

@@ -30,6 +30,7 @@ from playground.core import (
     Unsupported,
 )
 from playground.packs import bash
+from playground.serve import start_service_proxy
 
 from .tlsdaemon import TLSDaemon
 
@@ -39,7 +40,13 @@ LIMITS = Limits(wall_time=30.0, cpu_time=30.0)
 @pytest.fixture
 def remote_sandbox(remote_env: TLSDaemon) -> Iterator[Sandbox]:
     backend = DockerBackend(packs=[bash.PACK], pull_timeout=10.0)
-    sandbox = Sandbox(backends=[backend], packs=[bash.PACK], policy=DOCKER_ONLY, default_limits=LIMITS)
+    sandbox = Sandbox(
+        backends=[backend],
+        packs=[bash.PACK],
+        policy=DOCKER_ONLY,
+        default_limits=LIMITS,
+        proxy_starter=start_service_proxy,
+    )
     yield sandbox
     sandbox.close()
     backend.close()

@@ -30,6 +30,7 @@ from playground.core import (
     Upstream,
     WasmSpec,
 )
+from playground.serve import start_service_proxy
 from tests.fake_backend import FakeBackend
 
 PACK = Pack(name="web", wasm=WasmSpec(module=None))
@@ -104,7 +105,7 @@ async def get(url: str, token: str | None = None, path: str = "") -> tuple[int, 
 
 async def test_handler_service_with_token() -> None:
     backend = FakeServeBackend()
-    sb = Sandbox(backends=[backend], packs=[PACK])
+    sb = Sandbox(backends=[backend], packs=[PACK], proxy_starter=start_service_proxy)
     async with await sb.serve(Spec(lang="web", code="app"), ServeOpts(ports=(PortMap(guest=80),))) as service:
         assert service.url.startswith("http://127.0.0.1:")
         assert service.token and len(service.token) >= 43
@@ -124,7 +125,7 @@ async def test_handler_service_with_token() -> None:
 
 
 async def test_tcp_upstream_service() -> None:
-    sb = Sandbox(backends=[FakeServeBackend("tcp")], packs=[PACK])
+    sb = Sandbox(backends=[FakeServeBackend("tcp")], packs=[PACK], proxy_starter=start_service_proxy)
     service = await sb.serve(Spec(lang="web", code="app"))
     try:
         assert await get(service.url, service.token) == (200, "tcp guest")
@@ -134,7 +135,7 @@ async def test_tcp_upstream_service() -> None:
 
 async def test_guest_exit_ends_the_service_with_err() -> None:
     backend = FakeServeBackend()
-    sb = Sandbox(backends=[backend], packs=[PACK])
+    sb = Sandbox(backends=[backend], packs=[PACK], proxy_starter=start_service_proxy)
     service = await sb.serve(Spec(lang="web", code="app"))
     await get(service.url, service.token, "/crash")
     err = await asyncio.wait_for(service.wait(), 5)
@@ -146,7 +147,7 @@ async def test_guest_exit_ends_the_service_with_err() -> None:
 
 async def test_ttl_stops_the_service() -> None:
     backend = FakeServeBackend()
-    sb = Sandbox(backends=[backend], packs=[PACK])
+    sb = Sandbox(backends=[backend], packs=[PACK], proxy_starter=start_service_proxy)
     service = await sb.serve(Spec(lang="web", code="app"), ServeOpts(ttl=0.3))
     assert await asyncio.wait_for(service.wait(), 5) is None
     assert backend.guests[0].stops == 1
@@ -154,14 +155,14 @@ async def test_ttl_stops_the_service() -> None:
 
 async def test_readiness_failure_stops_the_guest_and_hands_out_nothing() -> None:
     backend = FakeServeBackend("dead")
-    sb = Sandbox(backends=[backend], packs=[PACK])
+    sb = Sandbox(backends=[backend], packs=[PACK], proxy_starter=start_service_proxy)
     with pytest.raises(ServiceNotReady):
         await sb.serve(Spec(lang="web", code="app"), ServeOpts(ready=TCPReady(timeout=0.3)))
     assert backend.guests[0].stops == 1
 
 
 async def test_no_auth_must_be_asked_for() -> None:
-    sb = Sandbox(backends=[FakeServeBackend()], packs=[PACK])
+    sb = Sandbox(backends=[FakeServeBackend()], packs=[PACK], proxy_starter=start_service_proxy)
     async with await sb.serve(Spec(lang="web", code="app"), ServeOpts(auth=AuthMode.NONE)) as service:
         assert service.token is None
         assert (await get(service.url))[0] == 200
@@ -183,3 +184,23 @@ def test_bad_serve_opts(kwargs: dict[str, object]) -> None:
 
     with pytest.raises(InvalidServeOptions):
         ServeOpts(**kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_sandbox_without_a_proxy_cannot_serve_and_starts_nothing() -> None:
+    """The core imports no proxy: serving needs one handed in (``default_sandbox`` does)."""
+    backend = FakeServeBackend()
+    sb = Sandbox(backends=[backend], packs=[PACK])
+    with pytest.raises(Unsupported, match="proxy_starter"):
+        await sb.serve(Spec(lang="web", code="app"))
+    assert backend.guests == []
+
+
+def test_the_default_sandbox_is_handed_the_serve_proxy() -> None:
+    from playground import assembly
+
+    sb = assembly.default_sandbox()
+    try:
+        assert sb._proxy_starter is assembly.serve_proxy
+        assert sb.with_policy(sb.policy)._proxy_starter is assembly.serve_proxy
+    finally:
+        sb.close()

@@ -17,6 +17,7 @@ import pytest
 from backends.wasm import WasmBackend
 from playground.core import InvalidSpec, Result, Sandbox, Session, SessionConfig, Spec
 from playground.packs import javascript, lua, python, typescript
+from playground.serve import start_service_proxy
 
 PACKS = [python.PACK, javascript.PACK, typescript.PACK, lua.PACK]
 WORK = {"data.csv": b"a,b\n1,2\n", "lib/helper.py": b"X = 42\n", "lib.js": b"export const x = 42;\n"}
@@ -25,7 +26,8 @@ INPUTS = {"input.txt": b"read only\n"}
 
 @pytest.fixture(scope="module")
 def real() -> Sandbox:
-    return Sandbox(backends=[WasmBackend()], packs=PACKS)  # the user's cache, where install.py puts runtimes
+    # the user's cache, where install.py puts runtimes
+    return Sandbox(backends=[WasmBackend()], packs=PACKS, proxy_starter=start_service_proxy)
 
 
 def need(sb: Sandbox, lang: str) -> None:

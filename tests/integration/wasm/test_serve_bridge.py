@@ -36,6 +36,7 @@ from playground.core import (
 )
 from playground.core.limits import MiB
 from playground.packs import javascript, lua
+from playground.serve import start_service_proxy
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "resources" / "examples" / "web_counter.js"
@@ -56,7 +57,7 @@ serve(() => ({ status: 200, body: { n: ++n } }));
 
 @pytest.fixture(scope="module")
 def js() -> Sandbox:
-    sb = Sandbox(backends=[WasmBackend()], packs=[javascript.PACK, lua.PACK])
+    sb = Sandbox(backends=[WasmBackend()], packs=[javascript.PACK, lua.PACK], proxy_starter=start_service_proxy)
     reason = sb.backends["wasm"].unavailable_reason(javascript.PACK)
     if reason is not None:
         pytest.skip(reason)
