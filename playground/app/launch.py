@@ -19,9 +19,9 @@ def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> in
     The sandbox core runs on the Qt event loop through qasync; guest code runs
     in the backends' worker threads.
     """
-    from playground.app.webengine_env import prepare_webengine_env
+    from playground.app.qt_env import prepare_qt_env
 
-    prepare_webengine_env()  # QtWebEngine reads it once, when the (lazy) Service browser first starts
+    prepare_qt_env()  # Qt reads it once (QtWebEngine when the lazy Service browser first starts)
     import qasync  # type: ignore[import-untyped]
     from PySide6.QtCore import QCoreApplication, Qt
     from PySide6.QtGui import QIcon

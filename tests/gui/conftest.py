@@ -26,12 +26,12 @@ from pytestqt.qtbot import QtBot
 from playground.app.controller import Controller
 from playground.app.gc_guard import GuiThreadCollector
 from playground.app.main_window import MainWindow
+from playground.app.qt_env import prepare_qt_env
 from playground.app.recovery import RecoveryStore
-from playground.app.webengine_env import prepare_webengine_env
 from playground.assembly import default_sandbox
 from playground.core import Sandbox
 
-prepare_webengine_env()  # as the app's entry point does, before pytest-qt makes the QApplication
+prepare_qt_env()  # as the app's entry point does, before pytest-qt makes the QApplication
 QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)  # QtWebEngine is imported late
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
