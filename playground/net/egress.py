@@ -20,6 +20,10 @@ the proxy forwards the bytes that fit and then cuts both connections; the log
 entry says so. Zero in the policy means :data:`DEFAULT_MAX_REQUESTS` /
 :data:`DEFAULT_MAX_BYTES`.
 
+This module holds the decisions and the proxy's lifecycle; the wire format
+(h11 plus strictness checks) is :mod:`playground.net.http1` and moving the
+bytes of an allowed exchange is :mod:`playground.net.relay`.
+
 Threads and loops: an :class:`EgressProxy` belongs to the loop that started
 it; call its methods from that loop only (``log`` snapshots are plain
 values and may be handed anywhere).
@@ -37,25 +41,19 @@ import logging
 import time
 import urllib.parse
 from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from playground.core import NetLogEntry, NetPolicy
+from playground.net import relay
 from playground.net.guard import EgressPolicyGuard, IPAddress, normalize_host
 from playground.net.http1 import (
-    CHUNK,
     MAX_HEAD,
     Refused,
     Request,
-    StatusSniffer,
-    body_framing,
+    Upstream,
     close_writer,
-    copy_chunked,
-    copy_exact,
-    parse_head,
+    read_request,
     send_error,
     split_authority,
-    upstream_head,
 )
 from playground.net.resolver import Connector, Resolver, direct_connector, system_resolver
 
@@ -67,43 +65,6 @@ _MAX_URL_IN_LOG = 2048
 DEFAULT_MAX_REQUESTS = 1000
 #: Received-bytes cap when ``NetPolicy.max_bytes`` is 0 (100 MiB).
 DEFAULT_MAX_BYTES = 100 << 20
-
-
-class _CapExceeded(Exception):
-    """``max_bytes`` ran out in the middle of a transfer."""
-
-
-class _IdleTimeout(Exception):
-    """Neither side sent anything for ``idle_timeout`` seconds."""
-
-
-@dataclass(slots=True)
-class _Exchange:
-    """What one request did so far; survives cancellation so ``stop()`` still logs it."""
-
-    status: int = 0
-    received: int = 0
-    error: str = ""
-
-    def count_into(self, allow: Callable[[int], int]) -> Callable[[bytes], bytes]:
-        def count(data: bytes) -> bytes:
-            n = allow(len(data))
-            self.received += n
-            return data[:n]
-
-        return count
-
-
-class _Activity:
-    """Last time any byte moved in either direction of one exchange."""
-
-    __slots__ = ("last",)
-
-    def __init__(self) -> None:
-        self.last = time.monotonic()
-
-    def touch(self) -> None:
-        self.last = time.monotonic()
 
 
 class EgressProxy:
@@ -253,18 +214,15 @@ class EgressProxy:
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         started = time.time()
         t0 = time.monotonic()
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self._idle)
-        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
-            return  # no request at all: nothing to log
-        except asyncio.LimitOverrunError:
-            await send_error(writer, 431, "request head too large")
-            self._record(NetLogEntry(timestamp=started, method="", url="", status_code=431, error="head too large"))
-            return
         method, url = "", ""
-        ex = _Exchange()
+        ex = relay.Exchange()
         try:
-            request = parse_head(head)
+            try:
+                request = await read_request(reader, self._idle)
+            except (TimeoutError, ConnectionError):
+                return  # no request at all: nothing to log
+            if request is None:
+                return
             method, url = request.method, request.target[:_MAX_URL_IN_LOG]
             self._requests += 1
             if self._requests > self._max_requests:
@@ -276,7 +234,16 @@ class EgressProxy:
                 host, port = split_authority(request.target)
                 upstream = await self._open(host, port)
                 ex.status = 200
-                await self._tunnel(reader, writer, upstream, ex)
+                await relay.tunnel(
+                    reader,
+                    writer,
+                    upstream,
+                    request.early_data,
+                    ex,
+                    allow=self._allow_bytes,
+                    idle=self._idle,
+                    max_bytes=self._max_bytes,
+                )
             else:
                 await self._forward(request, reader, writer, ex)
         except Refused as refusal:
@@ -351,62 +318,8 @@ class EgressProxy:
         self._bytes += passed
         return passed
 
-    async def _pump(
-        self,
-        src: asyncio.StreamReader,
-        dst: asyncio.StreamWriter,
-        activity: _Activity,
-        on_data: Callable[[bytes], bytes] | None,
-    ) -> int:
-        """Copy ``src`` to ``dst`` until EOF; ``on_data`` may trim (raising after the write). Returns bytes copied.
-
-        EOF is passed on (half-close) only towards the upstream (``on_data is None``): the client's
-        connection is closed by the handler after the exchange is logged, so a client that saw EOF
-        can rely on the log entry being there.
-        """
-        total = 0
-        while True:
-            try:
-                data = await asyncio.wait_for(src.read(CHUNK), self._idle)
-            except TimeoutError:
-                if time.monotonic() - activity.last >= self._idle:
-                    raise _IdleTimeout from None
-                continue
-            if not data:
-                if on_data is None and dst.can_write_eof():
-                    with contextlib.suppress(OSError, RuntimeError):
-                        dst.write_eof()
-                return total
-            activity.touch()
-            passed = on_data(data) if on_data is not None else data
-            total += len(passed)
-            dst.write(passed)
-            await dst.drain()
-            if len(passed) < len(data):
-                raise _CapExceeded
-
-    async def _tunnel(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter],
-        ex: _Exchange,
-    ) -> None:
-        up_reader, up_writer = upstream
-        try:
-            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            await writer.drain()
-            activity = _Activity()
-            ex.error = await _run_pair(
-                self._pump(reader, up_writer, activity, None),
-                self._pump(up_reader, writer, activity, ex.count_into(self._allow_bytes)),
-                self._max_bytes,
-            )
-        finally:
-            await close_writer(up_writer)
-
     async def _forward(
-        self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ex: _Exchange
+        self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ex: relay.Exchange
     ) -> None:
         parts = urllib.parse.urlsplit(request.target)
         if parts.scheme.lower() != "http":
@@ -416,83 +329,22 @@ class EgressProxy:
         if "@" in parts.netloc:
             raise Refused(400, "credentials in the URL are refused")
         raw_host, port = split_authority(parts.netloc, default_port=80)
-        content_length, chunked = body_framing(request)
-        upstream_reader, upstream_writer = await self._open(raw_host, port)
-        try:
-            upstream_writer.write(upstream_head(request, parts, raw_host, port, chunked))
-            activity = _Activity()
-            status_sniffer = StatusSniffer()
-            count = ex.count_into(self._allow_bytes)
-
-            def on_response(data: bytes) -> bytes:
-                passed = count(data)
-                status_sniffer.feed(passed)
-                ex.status = status_sniffer.status
-                return passed
-
-            async def send_body() -> int:
-                if chunked:
-                    await copy_chunked(reader, upstream_writer, self._idle)
-                elif content_length:
-                    await copy_exact(reader, upstream_writer, content_length, self._idle)
-                await upstream_writer.drain()
-                activity.touch()
-                return 0
-
-            ex.error = await _run_pair(
-                send_body(),
-                self._pump(upstream_reader, writer, activity, on_response),
-                self._max_bytes,
-            )
-            if not ex.status and not ex.error:
-                ex.error = "upstream closed without a response"
-        finally:
-            await close_writer(upstream_writer)
-
-
-async def _run_pair(first: Awaitable[int], second: Awaitable[int], max_bytes: int) -> str:
-    """Run the client->upstream pump ``first`` and the upstream->client pump ``second``.
-
-    Returns an error text ("" when the exchange ended cleanly). ``first``
-    ending leaves ``second`` running (the client half-closed); ``second``
-    ending ends the exchange; an error in either cancels the other.
-    """
-    tasks = [asyncio.ensure_future(first), asyncio.ensure_future(second)]
-    error = ""
-    try:
-        pending = set(tasks)
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                exc = task.exception()
-                if exc is None:
-                    continue
-                if isinstance(exc, _CapExceeded):
-                    error = f"max_bytes ({max_bytes}) exceeded: transfer cut"
-                elif isinstance(exc, _IdleTimeout):
-                    error = "idle timeout"
-                elif isinstance(exc, (ConnectionError, asyncio.IncompleteReadError, OSError)):
-                    error = f"connection lost: {exc!r}"
-                elif isinstance(exc, Refused):
-                    error = exc.reason
-                else:
-                    raise exc
-                for other in pending:
-                    other.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                return error
-            if tasks[1] not in pending and pending:
-                # the upstream finished: nothing the client still sends can matter
-                for other in pending:
-                    other.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                return error
-        return error
-    finally:
-        for task in tasks:
-            if not task.done():
-                task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        request.check_framing()
+        wire = Upstream()
+        head = wire.head(request, parts, raw_host, port)
+        upstream = await self._open(raw_host, port)
+        await relay.forward(
+            request,
+            reader,
+            writer,
+            upstream,
+            ex,
+            head=head,
+            wire=wire,
+            allow=self._allow_bytes,
+            idle=self._idle,
+            max_bytes=self._max_bytes,
+        )
 
 
 async def start_egress_proxy(

@@ -1,32 +1,32 @@
-"""HTTP/1.1 wire helpers of the egress proxy: parse a request head, frame bodies, answer errors.
+"""HTTP/1.1 wire handling of the egress proxy: h11 does the framing, the checks on top keep it strict.
 
-Deliberately small and strict: obsolete line folding, conflicting framing,
-odd chunk sizes and credentials in URLs are refused rather than interpreted.
+h11 (python-hyper's sans-IO HTTP/1.1 state machine) parses the guest's
+request head and body and writes the request to the upstream. It already
+refuses malformed request lines and header lines, whitespace before a colon,
+conflicting ``Content-Length`` values, any ``Transfer-Encoding`` but
+``chunked``, more than one ``Transfer-Encoding`` or ``Host``, a missing
+``Host`` in HTTP/1.1, oversized heads and malformed chunks. Where h11 is
+lenient, the checks here refuse on top: obsolete line folding, bare LF or
+CR, non-letter methods and HTTP versions other than 1.0 and 1.1 when the
+head is read (:func:`read_request`); list-form ``Content-Length`` and both
+``Content-Length`` and ``Transfer-Encoding`` before a body is forwarded
+(:meth:`Request.check_framing`). Every refusal is a :class:`Refused`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import urllib.parse
 from dataclasses import dataclass
 
+import h11
+
+from playground.net.hop_by_hop import HOP_BY_HOP
+
 MAX_HEAD = 64 << 10
 CHUNK = 64 << 10
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "proxy-authorization",
-        "proxy-authenticate",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-    }
-)
 REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -38,6 +38,12 @@ REASONS = {
     503: "Service Unavailable",
     504: "Gateway Timeout",
 }
+# h11 reads these leniently (RFC 9112 allows it); a proxy in front of other parsers must not.
+_BARE_LF = re.compile(rb"(?<!\r)\n")
+_BARE_CR = re.compile(rb"\r(?!\n)")
+_OBS_FOLD = re.compile(rb"\n[ \t]")
+_CONTENT_LENGTH = re.compile(rb"\ncontent-length[ \t]*:([^\r\n]*)", re.IGNORECASE)
+_HEAD_END = re.compile(rb"\n\r?\n")  # where h11 ends a head
 
 
 class Refused(Exception):
@@ -51,66 +57,94 @@ class Refused(Exception):
 
 @dataclass(slots=True)
 class Request:
+    """A parsed request head; ``wire`` is the h11 connection positioned just after it."""
+
     method: str
     target: str
-    version: str
-    headers: list[tuple[str, str]]
+    headers: list[tuple[bytes, bytes]]  # as sent (names keep their case)
+    chunked: bool
+    wire: h11.Connection
+    #: Why the body framing is refused ("" when it is fine); checked by :meth:`check_framing`.
+    framing_problem: str = ""
 
     def header(self, name: str) -> list[str]:
-        return [v for k, v in self.headers if k.lower() == name]
+        """Values of header ``name`` (lower case), decoded as latin-1."""
+        key = name.encode("ascii")
+        return [v.decode("latin-1") for k, v in self.headers if k.lower() == key]
+
+    def check_framing(self) -> None:
+        """Refuse ambiguous body framing (checked where a body will be forwarded, after the request is counted)."""
+        if self.framing_problem:
+            raise Refused(400, self.framing_problem)
+
+    @property
+    def early_data(self) -> bytes:
+        """Bytes the guest sent after the head (a tunnel forwards them first)."""
+        return self.wire.trailing_data[0]
 
 
-class StatusSniffer:
-    """Finds the final (non-1xx) status code at the start of a relayed response."""
-
-    __slots__ = ("_buf", "status")
-
-    def __init__(self) -> None:
-        self._buf = b""
-        self.status = 0
-
-    def feed(self, data: bytes) -> None:
-        if self.status or len(self._buf) > MAX_HEAD:
-            return
-        self._buf += data
-        while not self.status:
-            end = self._buf.find(b"\r\n\r\n")
-            line = self._buf.split(b"\r\n", 1)[0]
-            parts = line.split(b" ", 2)
-            if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
-                if b"\r\n" in self._buf:
-                    self.status = 502  # not HTTP: report it as such
-                return
-            code = int(parts[1])
-            if code >= 200:
-                self.status = code
-                return
-            if end < 0:
-                return
-            self._buf = self._buf[end + 4 :]
+def _head_problem(head: bytes) -> str:
+    if _OBS_FOLD.search(head):
+        return "obsolete header folding is refused"
+    if _BARE_LF.search(head) or _BARE_CR.search(head):
+        return "bare LF or CR in the request head is refused"
+    return ""
 
 
-def parse_head(head: bytes) -> Request:
-    try:
-        text = head.decode("latin-1")
-    except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes everything
-        raise Refused(400, "undecodable request head") from exc
-    lines = text.split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[0].isalpha() or not parts[2].startswith("HTTP/1."):
-        raise Refused(400, f"bad request line {lines[0][:100]!r}")
-    method, target, version = parts
-    headers: list[tuple[str, str]] = []
-    for line in lines[1:]:
-        if not line:
-            continue
-        if line[0] in " \t":
-            raise Refused(400, "obsolete header folding is refused")
-        name, sep, value = line.partition(":")
-        if not sep or not name or name != name.strip() or any(c in name for c in " \t"):
-            raise Refused(400, f"bad header line {line[:100]!r}")
-        headers.append((name, value.strip()))
-    return Request(method=method.upper(), target=target, version=version, headers=headers)
+def _framing_problem(head: bytes, names: set[bytes]) -> str:
+    if b"content-length" in names and b"transfer-encoding" in names:
+        return "both Content-Length and Transfer-Encoding"
+    for match in _CONTENT_LENGTH.finditer(head):  # h11 reads "5, 5" as 5
+        if not match.group(1).strip(b" \t").isdigit():
+            return "bad Content-Length"
+    return ""
+
+
+async def read_request(reader: asyncio.StreamReader, idle: float) -> Request | None:
+    """Read and check one request head. ``None``: the guest sent no complete head (nothing to log).
+
+    Raises:
+        Refused: 431 for a head over ``MAX_HEAD``, else 400.
+        TimeoutError, ConnectionError: from reading (no request).
+    """
+    wire = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+    received = bytearray()
+    while True:
+        try:
+            event = wire.next_event()
+        except h11.RemoteProtocolError as exc:
+            end = _HEAD_END.search(received)
+            head = bytes(received[: end.end() if end else len(received)])
+            if exc.error_status_hint == 431 or len(head) > MAX_HEAD:
+                raise Refused(431, "request head too large") from None
+            raise Refused(400, _head_problem(head) or f"bad request head: {str(exc)[:200]}") from None
+        if isinstance(event, h11.Request):
+            break
+        if event is not h11.NEED_DATA:  # pragma: no cover - h11 yields nothing else before a request
+            raise Refused(400, "no request")
+        data = await asyncio.wait_for(reader.read(CHUNK), idle)
+        if not data:
+            return None
+        received += data
+        wire.receive_data(data)
+    head = bytes(received[: len(received) - len(wire.trailing_data[0])])
+    if len(head) > MAX_HEAD:  # h11 only limits heads it is still waiting for
+        raise Refused(431, "request head too large")
+    if problem := _head_problem(head):
+        raise Refused(400, problem)
+    method = event.method.decode("ascii")
+    if not method.isalpha() or event.http_version not in (b"1.0", b"1.1"):
+        line = head.split(b"\r\n", 1)[0][:100].decode("latin-1")
+        raise Refused(400, f"bad request line {line!r}")
+    names = {name for name, _ in event.headers}
+    return Request(
+        method=method.upper(),
+        target=event.target.decode("ascii"),
+        headers=list(event.headers.raw_items()),
+        chunked=b"transfer-encoding" in names,
+        wire=wire,
+        framing_problem=_framing_problem(head, names),
+    )
 
 
 def split_authority(authority: str, *, default_port: int | None = None) -> tuple[str, int]:
@@ -135,66 +169,88 @@ def split_authority(authority: str, *, default_port: int | None = None) -> tuple
     return host, int(port_text)
 
 
-def body_framing(request: Request) -> tuple[int, bool]:
-    lengths = request.header("content-length")
-    encodings = request.header("transfer-encoding")
-    if lengths and encodings:
-        raise Refused(400, "both Content-Length and Transfer-Encoding")
-    if encodings:
-        if [e.strip().lower() for e in ",".join(encodings).split(",")] != ["chunked"]:
-            raise Refused(400, "only Transfer-Encoding: chunked is supported")
-        return 0, True
-    if lengths:
-        if len(set(lengths)) != 1 or not lengths[0].isdigit():
-            raise Refused(400, "bad Content-Length")
-        return int(lengths[0]), False
-    return 0, False
+class Upstream:
+    """The upstream side of a forwarded request: h11 as client writes the request and reads the status."""
 
+    __slots__ = ("_seen", "_wire", "status")
 
-def upstream_head(request: Request, parts: urllib.parse.SplitResult, raw_host: str, port: int, chunked: bool) -> bytes:
-    named = {t.strip().lower() for v in request.header("connection") for t in v.split(",")}
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    host = raw_host if port == 80 else f"{raw_host}:{port}"
-    lines = [f"{request.method} {path} HTTP/1.1", f"Host: {host}"]
-    lines += [f"{k}: {v}" for k, v in request.headers if k.lower() not in HOP_BY_HOP and k.lower() not in named]
-    if chunked:
-        lines.append("Transfer-Encoding: chunked")
-    lines.append("Connection: close")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    def __init__(self) -> None:
+        self._wire = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+        self._seen = False
+        #: The final (non-1xx) status of the response; 502 when it is not HTTP; 0 until known.
+        self.status = 0
 
-
-async def copy_exact(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int, idle: float) -> None:
-    while n > 0:
-        data = await asyncio.wait_for(reader.read(min(n, CHUNK)), idle)
-        if not data:
-            raise asyncio.IncompleteReadError(b"", n)
-        n -= len(data)
-        writer.write(data)
-        await writer.drain()
-
-
-async def copy_chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, idle: float) -> None:
-    while True:
-        line = await asyncio.wait_for(reader.readuntil(b"\r\n"), idle)
-        size_text = line.split(b";", 1)[0].strip()
+    def head(self, request: Request, parts: urllib.parse.SplitResult, raw_host: str, port: int) -> bytes:
+        """The request head for the upstream: origin-form target, our ``Host``, ``Connection: close``."""
+        named = {t.strip().lower() for v in request.header("connection") for t in v.split(",")}
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        host = raw_host if port == 80 else f"{raw_host}:{port}"
+        headers = [(b"Host", host.encode("ascii"))]
+        for name, value in request.headers:
+            low = name.decode("ascii").lower()
+            if low not in HOP_BY_HOP and low != "host" and low not in named:
+                headers.append((name, value))
+        if request.chunked:
+            headers.append((b"Transfer-Encoding", b"chunked"))
+        headers.append((b"Connection", b"close"))
         try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise Refused(400, "bad chunk size") from None
-        if size_text.startswith((b"-", b"+", b"0x", b"0X")) or size < 0:
-            raise Refused(400, "bad chunk size")
-        if size == 0:
-            while (await asyncio.wait_for(reader.readuntil(b"\r\n"), idle)) != b"\r\n":
-                pass  # trailers are dropped
-            writer.write(b"0\r\n\r\n")
+            return self._wire.send(h11.Request(method=request.method, target=path, headers=headers))
+        except (h11.LocalProtocolError, UnicodeEncodeError) as exc:
+            raise Refused(400, f"cannot forward this request: {str(exc)[:200]}") from None
+
+    async def send_body(
+        self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, idle: float
+    ) -> None:
+        """Relay the guest's body (re-framed); pipelined requests after it are never read."""
+        while True:
+            try:
+                event = request.wire.next_event()
+            except h11.RemoteProtocolError as exc:
+                what = "bad chunked body" if request.chunked else "bad body"
+                raise Refused(400, f"{what}: {str(exc)[:200]}") from None
+            if event is h11.NEED_DATA:
+                data = await asyncio.wait_for(reader.read(CHUNK), idle)
+                if not data:
+                    raise asyncio.IncompleteReadError(b"", None)
+                request.wire.receive_data(data)
+            elif isinstance(event, h11.Data):
+                writer.write(self._wire.send(h11.Data(data=event.data)))
+                await writer.drain()
+            elif isinstance(event, h11.EndOfMessage):  # the guest's trailers are dropped
+                writer.write(self._wire.send(h11.EndOfMessage()))
+                return
+            else:  # pragma: no cover - h11 yields nothing else inside a body
+                raise Refused(400, "bad body")
+
+    def feed_response(self, data: bytes) -> None:
+        """Look at relayed response bytes until the final status is known."""
+        if self.status or not data:
             return
-        writer.write(b"%x\r\n" % size)
-        await copy_exact(reader, writer, size, idle)
-        if await asyncio.wait_for(reader.readexactly(2), idle) != b"\r\n":
-            raise Refused(400, "bad chunk framing")
-        writer.write(b"\r\n")
+        self._seen = True
+        self._wire.receive_data(data)
+        self._read_status()
+
+    def response_ended(self) -> None:
+        """The upstream stopped sending: a started but unfinished or unreadable head is reported as 502."""
+        if not self.status and self._seen:
+            self._wire.receive_data(b"")
+            self._read_status()
+
+    def _read_status(self) -> None:
+        while not self.status:
+            try:
+                event = self._wire.next_event()
+            except h11.RemoteProtocolError:
+                self.status = 502  # not HTTP: report it as such
+                return
+            if event is h11.NEED_DATA:
+                return
+            if isinstance(event, h11.Response):
+                self.status = event.status_code
+            elif not isinstance(event, h11.InformationalResponse):  # pragma: no cover
+                self.status = 502
 
 
 async def send_error(writer: asyncio.StreamWriter, status: int, reason: str) -> None:

@@ -50,6 +50,7 @@ from aiohttp.web_protocol import RequestHandler
 from multidict import CIMultiDict
 from yarl import URL
 
+from playground.net.hop_by_hop import HOP_BY_HOP
 from playground.serve.config import AuthMode, ProxyConfig, generate_token
 from playground.serve.errors import InvalidServeOptions
 from playground.serve.guards import CHALLENGE, BearerCheck, RateLimiter, allowed_hosts, host_ok
@@ -64,19 +65,6 @@ UpstreamErrorHook = Callable[[BaseException], None]
 _SHUTDOWN_GRACE = 0.5  # aiohttp waits twice: for the handler, then for its cancellation
 #: Seconds a connection admitted on probation (over ``max_connections``) has to send a complete request head.
 PROBATION_HEAD_TIMEOUT = 5.0
-_HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-    }
-)
 _CLIENT_SUPPLIED = frozenset({"forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip"})
 _SKIP_AUTO = frozenset({"User-Agent", "Accept", "Accept-Encoding", "Content-Type"})
 
@@ -361,9 +349,7 @@ class RunningProxy:
             line = f'{_utc_now()} {client} "{request.method} {path[:200]}" {status} {sent}B {ms:.0f}ms'
             self._log.append(f"{line} {note}".rstrip())
 
-    def _guard(
-        self, request: web.BaseRequest, client: str, connection: object
-    ) -> tuple[web.Response, str] | None:
+    def _guard(self, request: web.BaseRequest, client: str, connection: object) -> tuple[web.Response, str] | None:
         """The refusal for ``request``, or None to forward it (order: see the module docstring).
 
         Every refusal of a request without the right token also closes its
@@ -409,7 +395,7 @@ class RunningProxy:
         headers: CIMultiDict[str] = CIMultiDict()
         for name, value in request.headers.items():
             low = name.lower()
-            if low in _HOP_BY_HOP or low in named or low in _CLIENT_SUPPLIED or low == "expect":
+            if low in HOP_BY_HOP or low in named or low in _CLIENT_SUPPLIED or low == "expect":
                 continue
             if low == "authorization" and self._bearer is not None:
                 continue  # the proxy's token never reaches the guest
@@ -523,7 +509,7 @@ class RunningProxy:
             response = web.Response(status=status, body=bytes(out_body))
             for name, value in out_headers:
                 low = name.lower()
-                if low not in _HOP_BY_HOP and low != "content-length":
+                if low not in HOP_BY_HOP and low != "content-length":
                     response.headers.add(name, value)
         except (TypeError, ValueError) as exc:
             self._upstream_failed(exc)
@@ -648,7 +634,7 @@ def _copy_response_headers(source: Any, response: web.StreamResponse) -> None:
     named = {t.strip().lower() for v in source.getall("Connection", []) for t in v.split(",")}
     for name, value in source.items():
         low = name.lower()
-        if low in _HOP_BY_HOP or low in named:
+        if low in HOP_BY_HOP or low in named:
             continue
         response.headers.add(name, value)
 
