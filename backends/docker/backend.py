@@ -92,6 +92,7 @@ from backends.docker.hostfirewall import ALLOW_ENV, Detection, detect, host_reac
 from backends.docker.images import ImageResolver, images_hint, missing_image_reason
 from backends.docker.oneshot import run_container
 from backends.docker.profile import on_network, oneshot_profile
+from backends.docker.report import record_net_log
 from backends.docker.serve import DockerGuestService, start_guest_service
 from backends.docker.session import DockerGuestSession, start_session
 from backends.docker.usage import check_inputs_fit
@@ -261,9 +262,7 @@ class DockerBackend:
         self._images[image] = (now, present)
         return present
 
-    def _ensure_image(
-        self, engine: Engine, pack: Pack, progress: ProgressCallback | None, ctl: _RunControl
-    ) -> str:
+    def _ensure_image(self, engine: Engine, pack: Pack, progress: ProgressCallback | None, ctl: _RunControl) -> str:
         image, source = self._resolver.resolve(pack, self._image_present)
         if self._image_present(image):
             return image
@@ -272,6 +271,7 @@ class DockerBackend:
             self._images.pop(image, None)
             if self._image_present(image):
                 return image
+
             def report(message: str, fraction: float) -> None:
                 ctl.check()
                 if progress is not None:
@@ -339,6 +339,7 @@ class DockerBackend:
                     failed = exc
         except EngineError as exc:
             raise BackendUnavailable(f"docker: could not set up the run's network: {exc}") from exc
+        record_net_log(egress.entries, request.attempts)
         if failed is not None:
             failed.outcome = dataclasses.replace(failed.outcome or Outcome(exit_code=-1), net_log=egress.entries)
             raise failed

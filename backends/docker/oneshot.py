@@ -25,9 +25,10 @@ from typing import Final
 from backends.docker.control import Cancelled, RunControl
 from backends.docker.engine import Attachment, Engine, EngineError
 from backends.docker.keyboard import Feeder
+from backends.docker.report import read_report
 from backends.docker.trailer import MarkerSplitter, parse_trailer
 from backends.docker.usage import collect_out, kernel_oom_kill, limits_reached, quota_hit
-from backends.docker.wrapper import SETUP_FAILED
+from backends.docker.wrapper import REPORT_CAP, SETUP_FAILED
 from playground.core import (
     BackendUnavailable,
     FSQuotaExceeded,
@@ -61,7 +62,6 @@ class _Stream:
     stderr_tail: bytearray = field(default_factory=bytearray)
 
 
-
 def run_container(
     engine: Engine,
     container: str,
@@ -85,9 +85,7 @@ def run_container(
             attachment.send(archive)
             feeder = Feeder(attachment, request.stdin, request.input)
             feeder.start()
-        stream = pump(
-            engine, container, attachment=attachment, request=request, ctl=ctl, deadline=deadline, mark=mark
-        )
+        stream = pump(engine, container, attachment=attachment, request=request, ctl=ctl, deadline=deadline, mark=mark)
     finally:
         attachment.close()
         if feeder is not None:
@@ -111,6 +109,9 @@ def run_container(
             raise FSQuotaExceeded(f"the program, its stdin and /in do not fit the filesystem quota: {detail}")
         raise BackendUnavailable(f"docker: image {image} cannot run the sandbox wrapper: {detail}")
 
+    if trailer is not None:  # before any verdict, so a limit error's result carries them too
+        ended_by_itself = exit_code < 128 and not state.oom_killed and not trailer.oom_kills
+        read_report(trailer.report, request.attempts, ended_by_itself=ended_by_itself)
     quota_error: FSQuotaExceeded | None = None
     if trailer is not None:
         try:
@@ -133,6 +134,7 @@ def run_container(
         raise TimeLimitExceeded(f"cpu-time limit of {limits.cpu_time}s exceeded (SIGXCPU)")
     return Outcome(exit_code=exit_code, peak_memory=peak, limits_reached=limits_reached(trailer))
 
+
 def pump(
     engine: Engine,
     container: str,
@@ -148,7 +150,7 @@ def pump(
     splitter = MarkerSplitter(mark)
     output = request.output
     quota = request.limits.get("fs_quota")
-    cap = None if quota is None else int(quota) + TRAILER_SLACK
+    cap = None if quota is None else int(quota) + TRAILER_SLACK + REPORT_CAP
     killed_at: float | None = None
     killer: threading.Thread | None = None
 
@@ -207,9 +209,9 @@ def pump(
             killer.join(timeout=30.0)
     return result
 
+
 def kill_quietly(engine: Engine, container: str) -> None:
     try:
         engine.kill(container)
     except EngineError:
         log.warning("could not kill container %s", container[:12], exc_info=True)
-

@@ -94,6 +94,8 @@ class Trailer:
     oom_kills: int | None = None
     #: Forks the pids limit refused (``pids.events`` ``max``); None when the cgroup did not say.
     forks_refused: int | None = None
+    #: What the guest wrote to its report channel (``wrapper.REPORT_FD``): the guest's word, never more.
+    report: bytes = b""
     out_tar: bytes = b""
     complete: bool = False
 
@@ -135,12 +137,23 @@ def parse_counters(text: str) -> dict[str, int]:
     return counters
 
 
+def report_line(mark: str) -> bytes:
+    """The line that ends the memory section and starts the in-guest report (the wrapper prints it)."""
+    return mark.encode() + b":report\n"
+
+
 def parse_trailer(data: bytes, mark: str) -> Trailer:
-    """Split ``data`` (everything after the first marker) into its sections."""
+    """Split ``data`` (everything after the first marker) into its sections.
+
+    The third section holds the memory counters and, after ``report_line``,
+    the guest's report: split there first, so that nothing the guest wrote
+    can be read as a counter.
+    """
     parts = data.split(mark.encode() + b"\n", _SECTIONS - 1)
     while len(parts) < _SECTIONS:
         parts.append(b"")
-    space_text, inode_text, memory_text, out_tar = parts
+    space_text, inode_text, memory_part, out_tar = parts
+    memory_text, _, report = memory_part.partition(report_line(mark))
     counters = parse_counters(memory_text.decode("utf-8", "replace"))
     return Trailer(
         space=parse_df(space_text.decode("utf-8", "replace"), scale=1024),
@@ -148,6 +161,7 @@ def parse_trailer(data: bytes, mark: str) -> Trailer:
         peak_memory=counters.get("peak", 0),
         oom_kills=counters.get("oom_kill"),
         forks_refused=counters.get("forks_refused"),
+        report=report,
         out_tar=out_tar,
         complete=data.count(mark.encode() + b"\n") >= _SECTIONS - 1,
     )

@@ -40,7 +40,9 @@ makes the trailer trustworthy:
    -1`` with ``CAP_KILL``: init is exempt) and waits until the kernel has
    reaped them all (``_SETTLE``), so no guest process holds the container's
    stdout any more, then writes the trailer: the marker, ``df`` byte and inode
-   usage of the four mounts, the cgroup's peak memory, the marker again, and
+   usage of the four mounts, the cgroup's peak memory and counters, the
+   in-guest report (``_REPORT_CHANNEL``: what the guest wrote there, after a
+   ``MARK:report`` line), the marker again, and
    ``tar -c`` of ``/out`` (run as the guest, which may read its own files;
    nothing of the guest is alive to tamper with it, and the host parses the
    tar as hostile input anyway, see ``outtar``);
@@ -79,6 +81,10 @@ REPORTED_MOUNTS: Final = ("/in", "/work", "/out", "/tmp")
 MARK_ENV: Final = "PLAYGROUND_MARK"
 #: The guest's uid and gid.
 GUEST_ID: Final = 65534
+#: The descriptor of the in-guest report channel (``report``): open for appending in the guest's processes.
+REPORT_FD: Final = 4
+#: Bytes of the in-guest report the trailer carries; more is cut (and recorded as such, see ``report``).
+REPORT_CAP: Final = 1 << 20
 #: The wrapper's own PATH: system directories only (the image's PATH goes to the guest).
 ROOT_PATH: Final = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -91,7 +97,7 @@ _DROP: Final = (
     "if setpriv $_sp -- true 2>/dev/null; then",
     '  drop() { setpriv $_sp -- "$@"; }',
     'elif [ -n "$guest_name" ] && su -p -s /bin/sh -c true -- "$guest_name" 2>/dev/null; then',
-    "  drop() { su -p -s /bin/sh -c 'exec \"$0\" \"$@\"' -- \"$guest_name\" \"$@\"; }",
+    '  drop() { su -p -s /bin/sh -c \'exec "$0" "$@"\' -- "$guest_name" "$@"; }',
     "else",
     f"  echo 'sandbox: the image has neither setpriv (util-linux) nor su to start the guest as user {GUEST_ID}' >&2",
     f"  exit {SETUP_FAILED}",
@@ -115,6 +121,22 @@ _SETTLE: Final = (
     "done",
 )
 
+#: The in-guest report channel (issue #15), opened by the root wrapper before the guest exists: a file
+#: root creates (0600, ``noclobber``) in ``/tmp`` and deletes at once, kept open as ``REPORT_FD`` for
+#: appending (what the guest inherits) and as fd 5 for reading (closed for the guest, read back into the
+#: trailer once no guest process is left). The guest can write to it and nothing more: the file has no name
+#: and is root's, so it cannot be reopened through ``/proc/self/fd``. Where it cannot be made, the guest
+#: gets ``/dev/null`` (an in-guest hook takes only a regular file) and the report is empty.
+_REPORT_CHANNEL: Final = (
+    "report=/tmp/.playground-report-$$",
+    'if (umask 077 && set -C && : >"$report") 2>/dev/null; then',
+    f'  exec {REPORT_FD}>>"$report" 5<"$report"',
+    '  rm -f "$report"',
+    "else",
+    f"  exec {REPORT_FD}>/dev/null 5</dev/null",
+    "fi",
+)
+
 #: The kernel's own counters of the run's cgroup, as ``name value`` lines after the peak memory:
 #: ``oom_kill`` (processes the OOM killer killed: cgroup v1 ``memory.oom_control``, v2
 #: ``memory.events``) and ``forks_refused`` (forks the pids limit refused: ``pids.events`` ``max``).
@@ -122,13 +144,13 @@ _SETTLE: Final = (
 _COUNTERS: Final = (
     "for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do",
     '  if [ -r "$f" ]; then',
-    "    while read -r k v; do [ \"$k\" = oom_kill ] && printf 'oom_kill %s\\n' \"$v\"; done <\"$f\"",
+    '    while read -r k v; do [ "$k" = oom_kill ] && printf \'oom_kill %s\\n\' "$v"; done <"$f"',
     "    break",
     "  fi",
     "done",
     "for f in /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do",
     '  if [ -r "$f" ]; then',
-    "    while read -r k v; do [ \"$k\" = max ] && printf 'forks_refused %s\\n' \"$v\"; done <\"$f\"",
+    '    while read -r k v; do [ "$k" = max ] && printf \'forks_refused %s\\n\' "$v"; done <"$f"',
     "    break",
     "  fi",
     "done",
@@ -176,8 +198,10 @@ def _prepare_lines(*, live_stdin: bool = False) -> tuple[str, ...]:
     input archive (the host forwards ``Spec.stdin`` and then the keyboard
     there, see ``oneshot``); otherwise the stdin file from the archive.
     """
-    opened = "exec 3<&0" if live_stdin else (
-        f"if [ -f {STAGE}/stdin ]; then exec 3< {STAGE}/stdin; else exec 3< /dev/null; fi"
+    opened = (
+        "exec 3<&0"
+        if live_stdin
+        else (f"if [ -f {STAGE}/stdin ]; then exec 3< {STAGE}/stdin; else exec 3< /dev/null; fi")
     )
     return ("chmod -R a-w /in 2>/dev/null", opened, f"rm -rf {STAGE}")
 
@@ -243,7 +267,8 @@ def wrapper_script(
             guest,
             delimiter,
             ")",
-            'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest"'
+            *_REPORT_CHANNEL,
+            '5<&- drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest"'
             + ("" if live_stdin else " </dev/null"),
             "rc=$?",
             *_SETTLE,
@@ -255,6 +280,8 @@ def wrapper_script(
             "cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null"
             " || cat /sys/fs/cgroup/memory.peak 2>/dev/null",
             *_COUNTERS,
+            "printf '%s:report\\n' \"$mark\"",  # trailer.report_line
+            f"head -c {REPORT_CAP} <&5 2>/dev/null",
             "printf '%s\\n' \"$mark\"",
             "drop tar -c -f - -C /out . 2>/dev/null",
             "exit $rc",

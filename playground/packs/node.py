@@ -8,12 +8,16 @@ it, ``playground-node:local`` is used when present (Debian's nodejs, built by
 """
 
 from playground.core import DockerSpec, Pack
+from playground.packs.node_watch import BOOT
 
 PACK = Pack(
     name="node",
     aliases=("nodejs",),
     version="22",
-    docker=DockerSpec(image="node:22-slim", cmd=("node", "{main}", "{args}"), main_file="main.js", typical_start=0.41),
+    # node_watch.BOOT installs the in-guest attempt report, then runs the program as `node main.js` would.
+    docker=DockerSpec(
+        image="node:22-slim", cmd=("node", "-e", BOOT, "{main}", "{args}"), main_file="main.js", typical_start=0.41
+    ),
     example='const os = require("os");\nconsole.log(`hello from node ${process.version} on ${os.platform()}`);\n',
     description="Node.js in a hardened container",
     # '/work/main.js:2' above the source line, and stack frames '    at f (/work/main.js:2:12)'.

@@ -3,14 +3,16 @@
 from playground.core import Capabilities, DockerSpec, Pack, WasmSpec, WasmVariant
 from playground.packs import scientific
 from playground.packs.python_boot import run_file_script
+from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
 from playground.packs.python_watch import WATCH
 from playground.packs.runtimes import CPYTHON
 
 #: Runs the program as ``python main.py`` would, from ``/work`` (see ``python_boot``); the script's
 #: folder replaces ``sys.path[0]`` as for any script.
 BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)")
-#: The same on the Docker tier, without the in-guest attempt report (no report channel there yet).
-DOCKER_BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)", watch=False)
+#: The same on the Docker tier, after that tier's in-guest attempt report (``python_docker_watch``: it reports
+#: over the descriptor the wrapper opens, and only reports: the container decides).
+DOCKER_BOOT = DOCKER_WATCH + run_file_script("    sys.path[0] = os.path.dirname(path)", watch=False)
 
 #: Where CPython's start-up (``getpath``) looks for its landmarks before it settles on its compiled-in
 #: prefix: outside the sandbox's tree, but its own doing, not the program's (``WasmSpec.quiet_paths``).
@@ -28,10 +30,14 @@ PACK = Pack(
     extensions=(".py",),
     # -B: never write .pyc files into the guest's filesystem (they would eat its quota).
     wasm=WasmSpec(
-        module=CPYTHON, args=("-B", "-c", BOOT, "{main}", "{args}"), main_file="main.py", session_driver="repl_py",
+        module=CPYTHON,
+        args=("-B", "-c", BOOT, "{main}", "{args}"),
+        main_file="main.py",
+        session_driver="repl_py",
         session_prelude=WATCH,
         typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
-        quiet_paths=STARTUP_PROBES, env=HOME,
+        quiet_paths=STARTUP_PROBES,
+        env=HOME,
         variants=(
             WasmVariant(
                 name="scientific",
@@ -42,9 +48,14 @@ PACK = Pack(
                 description="Python 3.15 with numpy, pandas, scipy, scikit-learn, statsmodels and matplotlib "
                 "(CPython in WebAssembly; picked when the program imports one of them)",
                 wasm=WasmSpec(
-                    module=scientific.SCIENTIFIC_CPYTHON, entry="run", mounts=scientific.MOUNTS,
-                    args=("-B", "-c", scientific.BOOT, "{main}", "{args}"), main_file="main.py",
-                    session_driver="repl_py", session_prelude=scientific.MPL_SHOW + WATCH, env=scientific.ENV,
+                    module=scientific.SCIENTIFIC_CPYTHON,
+                    entry="run",
+                    mounts=scientific.MOUNTS,
+                    args=("-B", "-c", scientific.BOOT, "{main}", "{args}"),
+                    main_file="main.py",
+                    session_driver="repl_py",
+                    session_prelude=scientific.MPL_SHOW + WATCH,
+                    env=scientific.ENV,
                     typical_start=0.035,
                 ),
             ),
@@ -57,7 +68,9 @@ PACK = Pack(
     # apart, six writes (six frames on the container's stream) per line, and a flood of them kept the
     # window's event loop waiting.
     docker=DockerSpec(
-        image="python:3.12-slim", cmd=("python3", "-B", "-c", DOCKER_BOOT, "{main}", "{args}"), main_file="main.py",
+        image="python:3.12-slim",
+        cmd=("python3", "-B", "-c", DOCKER_BOOT, "{main}", "{args}"),
+        main_file="main.py",
         typical_start=0.2,
     ),
     caps=Capabilities(sessions=True, serve_socket=True, packages=True),

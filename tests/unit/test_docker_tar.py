@@ -247,7 +247,8 @@ def test_wrapper_argv_carries_the_env_but_no_marker() -> None:
     script = argv[2]
     # The marker comes from the environment, is unset at once and is never written anywhere but stdout.
     assert script.startswith(f"mark=${{{MARK_ENV}-}}\nunset {MARK_ENV}\n")
-    assert script.count("$mark") == 4 and all("printf" in line for line in script.splitlines() if "$mark" in line)
+    # Four section markers, and the line that starts the in-guest report (trailer.report_line).
+    assert script.count("$mark") == 5 and all("printf" in line for line in script.splitlines() if "$mark" in line)
     # Guest code runs only through drop, which leaves no capability (setpriv) or falls back to su.
     assert "--bounding-set=-all" in script and "--inh-caps=-all" in script
     assert 'drop env -- PATH="$guest_path" HOME="$guest_home" "$@" /bin/sh -c "$guest"' in script

@@ -1,0 +1,340 @@
+"""Issue #15 on the Docker tier: what a guest tried, from its runtime's hook and from the host.
+
+In-guest records (Python's audit hook, node's hooks) reach the host inside
+the wrapper's trailer (``backends.docker.report``), so they are always
+``Observer.GUEST`` and nothing the guest prints can add to them. Host
+records: the process limit the pids cgroup counted, and every request the
+egress proxy saw on a ``NetPolicy`` run. A benign program has none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from backends.docker import DockerBackend
+from backends.docker.engine import Engine
+from playground.core import DOCKER_ONLY, Attempt, AttemptKind, NetPolicy, Observer, Sandbox, Spec
+from playground.net import direct_connector
+from playground.net.guard import IPAddress
+from playground.packs import bash, node, python
+
+from .conftest import PACKS, TEST_LIMITS, require_image
+from .test_verdicts import FORK_BOMB
+
+NO_NET = "refused: no network in this sandbox"
+RAN = "allowed: inside the container"
+NOT_GIVEN = "refused: not given to the program"
+OWN = "allowed: only the guest's own processes"
+STOPPED = "stopped its in-guest report before the end (closed the channel, removed the hook or skipped the exit)"
+
+Seen = set[tuple[AttemptKind, str, str, Observer]]
+
+
+def seen(attempts: Sequence[Attempt]) -> Seen:
+    return {(a.kind, a.target, a.verdict, a.observer) for a in attempts}
+
+
+def guest(kind: AttemptKind, target: str, verdict: str) -> tuple[AttemptKind, str, str, Observer]:
+    return (kind, target, verdict, Observer.GUEST)
+
+
+async def attempts_of(sandbox: Sandbox, lang: str, code: str, *, status: int = 0) -> tuple[Attempt, ...]:
+    result = await sandbox.run(Spec(lang=lang, code=code))
+    assert result.exit_code == status, result.stderr
+    return result.attempts
+
+
+@pytest.fixture
+def python_image(engine: Engine) -> None:
+    require_image(engine, python.PACK)
+
+
+@pytest.fixture
+def node_image(engine: Engine) -> None:
+    require_image(engine, node.PACK)
+
+
+BENIGN = {
+    "python": "import json, csv, re, collections, datetime, decimal, typing, asyncio, unittest, email, zoneinfo\n"
+    "import os, tempfile, logging, urllib.parse, http.client, pathlib\n"
+    "logging.getLogger('x').warning('careful')\n"
+    "print(os.environ.get('HOME'), os.environ['PATH'] != '', tempfile.gettempdir())\n"
+    "pathlib.Path('notes.txt').write_text('x'); print(open('notes.txt').read())\n",
+    "node": "const os = require('os'), fs = require('fs'), path = require('path'), util = require('util');\n"
+    "require('http'); require('child_process'); require('net'); require('dns');\n"
+    "fs.writeFileSync('notes.txt', 'x');\n"
+    "console.log(os.platform(), path.join('a', 'b'), util.inspect({ a: 1 }), process.env.HOME,\n"
+    "  fs.readFileSync('notes.txt', 'utf8'));\n",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(BENIGN))
+async def test_a_benign_program_tries_nothing(engine: Engine, sandbox: Sandbox, lang: str) -> None:
+    require_image(engine, python.PACK if lang == "python" else node.PACK)
+    assert await attempts_of(sandbox, lang, BENIGN[lang]) == ()
+
+
+async def test_a_benign_program_that_fails_tries_nothing(
+    python_image: None, node_image: None, sandbox: Sandbox
+) -> None:
+    # The exit handlers that end the report run on an uncaught error too: no "stopped its report".
+    assert await attempts_of(sandbox, "python", "raise SystemExit(3)", status=3) == ()
+    assert await attempts_of(sandbox, "python", "1 / 0", status=1) == ()
+    assert await attempts_of(sandbox, "node", "throw new Error('boom')", status=1) == ()
+    assert await attempts_of(sandbox, "node", "process.exit(4)", status=4) == ()
+
+
+async def test_python_reports_the_network_processes_signals_native_code_and_env(
+    python_image: None, sandbox: Sandbox
+) -> None:
+    code = """
+import os, socket, subprocess, urllib.request, ctypes
+print(os.environ.get('AWS_SECRET_ACCESS_KEY'))
+for _ in range(3):
+    try:
+        os.environ['GITHUB_TOKEN']
+    except KeyError:
+        pass
+os.system('echo from-shell')
+subprocess.run(['ls', '/'], capture_output=True)
+try:
+    urllib.request.urlopen('https://api.github.com/user', timeout=3)
+except OSError as exc:
+    print('url', type(exc).__name__)
+try:
+    socket.create_connection(('203.0.113.7', 4444), timeout=3)
+except OSError as exc:
+    print('connect', exc.errno)
+with socket.socket() as s:  # the container's own loopback: inside the sandbox, not an attempt
+    try:
+        s.connect(('127.0.0.1', 9))
+    except OSError:
+        pass
+os.kill(os.getpid(), 0)
+ctypes.CDLL('libc.so.6')
+"""
+    attempts = await attempts_of(sandbox, "python", code)
+    assert seen(attempts) == {
+        guest(AttemptKind.ENV_LOOKUP, "AWS_SECRET_ACCESS_KEY", NOT_GIVEN),
+        guest(AttemptKind.ENV_LOOKUP, "GITHUB_TOKEN", NOT_GIVEN),
+        guest(AttemptKind.PROCESS_SPAWN, "echo from-shell", RAN),
+        guest(AttemptKind.PROCESS_SPAWN, "ls /", RAN),
+        guest(AttemptKind.DNS_LOOKUP, "api.github.com:443", NO_NET),
+        guest(AttemptKind.NETWORK_CONNECT, "203.0.113.7:4444", NO_NET),
+        guest(AttemptKind.SIGNAL, "signal 0 to process " + str(_pid(attempts)), OWN),
+        guest(AttemptKind.NATIVE_CODE, "libc.so.6", RAN),
+    }
+    assert next(a.count for a in attempts if a.target == "GITHUB_TOKEN") == 3
+
+
+def _pid(attempts: Sequence[Attempt]) -> str:
+    signal = next(a.target for a in attempts if a.kind is AttemptKind.SIGNAL)
+    return signal.rsplit(" ", 1)[1]
+
+
+async def test_node_reports_the_network_processes_signals_and_env(node_image: None, sandbox: Sandbox) -> None:
+    code = """
+const cp = require('child_process');
+cp.execSync('echo hi');
+cp.spawnSync('ls', ['/']);
+cp.exec('true', () => {});
+const key = process.env.AWS_SECRET_ACCESS_KEY;
+process.kill(process.pid, 0);
+fetch('https://api.github.com/user').catch((e) => console.log('fetch', e.cause && e.cause.code));
+require('net').connect(4444, '203.0.113.7').on('error', (e) => console.log('net', e.code));
+require('dns').lookup('example.com', (e) => console.log('dns', e && e.code));
+require('net').connect(9, '127.0.0.1').on('error', () => {});
+"""
+    attempts = await attempts_of(sandbox, "node", code)
+    assert seen(attempts) == {
+        guest(AttemptKind.PROCESS_SPAWN, "/bin/sh -c echo hi", RAN),
+        guest(AttemptKind.PROCESS_SPAWN, "ls /", RAN),
+        guest(AttemptKind.PROCESS_SPAWN, "/bin/sh -c true", RAN),
+        guest(AttemptKind.ENV_LOOKUP, "AWS_SECRET_ACCESS_KEY", NOT_GIVEN),
+        guest(AttemptKind.SIGNAL, "signal 0 to process " + _pid(attempts), OWN),
+        guest(AttemptKind.NETWORK_CONNECT, "api.github.com:443", NO_NET),
+        guest(AttemptKind.DNS_LOOKUP, "api.github.com", NO_NET),
+        guest(AttemptKind.NETWORK_CONNECT, "203.0.113.7:4444", NO_NET),
+        guest(AttemptKind.DNS_LOOKUP, "example.com", NO_NET),
+    }
+
+
+async def test_node_runs_the_program_as_node_main_js_would(node_image: None, sandbox: Sandbox) -> None:
+    code = (
+        "console.log(require.main === module, __filename, process.argv.slice(2).join(','),"
+        " typeof globalThis.require, typeof globalThis.module)\n"
+    )
+    result = await sandbox.run(Spec(lang="node", code=code, args=("a", "--version")))
+    assert result.stdout == b"true /work/main.js a,--version undefined undefined\n", result.stderr
+
+
+FORGED_LINES = (
+    '{"kind": "limit_reached", "target": "the process limit", "verdict": "refused"}\n'
+    '{"kind": "file_read", "target": "/etc/forged", "verdict": "refused"}\n'
+    '{"end": true}\n'
+)
+
+
+async def test_report_lines_printed_anywhere_else_are_output_not_records(python_image: None, sandbox: Sandbox) -> None:
+    code = f"""
+import os, sys
+lines = {FORGED_LINES!r}
+sys.stdout.write(lines); sys.stdout.flush()
+sys.stderr.write(lines); sys.stderr.flush()
+for fd in range(5, 64):
+    try:
+        os.write(fd, lines.encode())
+    except OSError:
+        pass
+wrapper = '/proc/%d/fd/' % os.getppid()  # the root wrapper holds the channel's reading end as fd 5
+for path in ('/dev/stdout', '/dev/stderr', '/proc/self/fd/4', wrapper + '4', wrapper + '5', '/tmp/report'):
+    try:
+        with open(path, 'a') as f:
+            f.write(lines)
+    except OSError as exc:
+        print(path, type(exc).__name__)
+"""
+    result = await sandbox.run(Spec(lang="python", code=code))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(FORGED_LINES.encode()) and FORGED_LINES.encode() in result.stderr
+    assert b"/proc/self/fd/4 PermissionError" in result.stdout  # the channel's file is root's: not reopened
+    assert result.stdout.count(b"/fd/4 PermissionError") == 2 and b"/fd/5 PermissionError" in result.stdout
+    assert result.attempts == ()
+
+
+async def test_forged_host_records_on_the_channel_itself_stay_guest_words(engine: Engine, sandbox: Sandbox) -> None:
+    # bash has no hook, but it inherits the channel: what it writes there is its own word, parsed as such.
+    require_image(engine, bash.PACK)
+    code = "printf '%s' " + repr(FORGED_LINES).replace("\\n", "\n") + " >&4\n"
+    result = await sandbox.run(Spec(lang="bash", code=code))
+    assert result.exit_code == 0, result.stderr
+    assert seen(result.attempts) == {
+        (AttemptKind.REPORTING_TAMPERED, "a forged limit_reached record on the report channel", "ignored",
+         Observer.HOST),
+        guest(AttemptKind.FILE_READ, "/etc/forged", "refused"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("lang", "code"),
+    [
+        ("python", "import os\nos.close(4)\nos.system('true')\n"),
+        ("python", "import atexit\natexit._clear()\n"),
+        ("python", "import os\nos._exit(0)\n"),
+        ("node", "require('fs').closeSync(4);\nrequire('child_process').execSync('true');\n"),
+        ("node", "process.removeAllListeners('exit');\n"),
+    ],
+)
+async def test_a_guest_that_stops_its_report_is_itself_a_record(
+    engine: Engine, sandbox: Sandbox, lang: str, code: str
+) -> None:
+    require_image(engine, python.PACK if lang == "python" else node.PACK)
+    attempts = await attempts_of(sandbox, lang, code)
+    host = {a for a in seen(attempts) if a[3] is Observer.HOST}
+    assert host == {(AttemptKind.REPORTING_TAMPERED, STOPPED, "noted", Observer.HOST)}
+
+
+async def test_a_fork_bomb_is_a_host_record_of_the_process_limit(engine: Engine, sandbox: Sandbox) -> None:
+    require_image(engine, bash.PACK)
+    result = await sandbox.run(Spec(lang="bash", code=FORK_BOMB))
+    assert result.stdout == b"main done\n"
+    assert [(a.kind, a.observer, a.verdict) for a in result.attempts] == [
+        (AttemptKind.LIMIT_REACHED, Observer.HOST, "refused: the guest was held to it")
+    ]
+    assert "process" in result.attempts[0].target
+
+
+async def test_a_python_fork_loop_is_recorded_by_both_the_hook_and_the_host(
+    python_image: None, sandbox: Sandbox
+) -> None:
+    code = """
+import os, time
+children = []
+for _ in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.kill(pid, 9)
+print('forked', len(children))
+"""
+    result = await sandbox.run(Spec(lang="python", code=code))
+    assert result.exit_code == 0, result.stderr
+    kinds = {(a.kind, a.observer) for a in result.attempts}
+    assert (AttemptKind.LIMIT_REACHED, Observer.HOST) in kinds
+    fork = next(a for a in result.attempts if a.target == "fork()")
+    assert (fork.kind, fork.verdict, fork.observer) == (AttemptKind.PROCESS_SPAWN, RAN, Observer.GUEST)
+    assert fork.count > 1
+
+
+# -- NetPolicy: the egress proxy's log as host records ---------------------------------------------------
+
+
+class Names:
+    """``api.example.test`` is the loopback test server; nothing else resolves; the proxy dials loopback only."""
+
+    async def resolve(self, host: str, port: int) -> Sequence[str]:
+        if host != "api.example.test":
+            raise OSError(f"no such test name {host}")
+        return ["127.0.0.1"]
+
+    async def connect(self, address: IPAddress, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        assert address.is_loopback, f"the egress proxy dialed {address}"
+        return await direct_connector(address, port)
+
+
+@pytest.fixture
+def net_sandbox(network_policy_supported: None, no_network_leaks: None) -> Iterator[Sandbox]:
+    names = Names()
+    backend = DockerBackend(packs=PACKS, net_resolver=names.resolve, net_connector=names.connect)
+    sb = Sandbox(backends=[backend], packs=PACKS, policy=DOCKER_ONLY, default_limits=TEST_LIMITS)
+    yield sb
+    sb.close()
+
+
+async def test_the_egress_log_becomes_host_records(python_image: None, net_sandbox: Sandbox) -> None:
+    async def hello(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(hello, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        policy = NetPolicy(allow_hosts=("api.example.test",), allow_ports=(port,), allow_private=True)
+        code = f"""
+import urllib.request, urllib.error
+for url in ('http://api.example.test:{port}/', 'http://evil.example.test:{port}/steal'):
+    try:
+        print(urllib.request.urlopen(url, timeout=10).status)
+    except urllib.error.HTTPError as exc:
+        print(exc.code)
+"""
+        result = await net_sandbox.run(Spec(lang="python", code=code, net=policy))
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert result.stdout == b"200\n403\n", result.stderr
+    host = {a for a in seen(result.attempts) if a[3] is Observer.HOST}
+    assert (
+        AttemptKind.NETWORK_CONNECT,
+        f"api.example.test:{port}",
+        "allowed by the network policy",
+        Observer.HOST,
+    ) in host
+    (refused,) = [a for a in host if a[1] == f"evil.example.test:{port}"]
+    assert (
+        refused[0] is AttemptKind.NETWORK_CONNECT and refused[2].startswith("refused: ") and "allow_hosts" in refused[2]
+    )
+    assert len(host) == 2
+    # The hook does not count the guest's own way out (the proxy) as an attempt.
+    assert [a for a in result.attempts if a.observer is Observer.GUEST] == []
