@@ -268,7 +268,7 @@ class SessionChannel:
     def _trip(self, words: SignalWords, run: RunState, *, flush: bool) -> bool | None:
         """``words.trip`` (lock held); a fault means they are not this memory's, and they are dropped."""
         try:
-            return words.trip(run, flush=flush)
+            return words.trip(run.memory, flush=flush)
         except Fault:
             log.warning("signal words lie outside this instance's memory; interrupts disabled")
             self._signal_words = None

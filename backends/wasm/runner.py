@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import wasmtime
 
@@ -49,7 +49,7 @@ from backends.wasm import tablelimit
 from backends.wasm.engine import WasmEngine
 from backends.wasm.fds import DirDesc
 from backends.wasm.memlimit import MemoryBudget, budget_scope
-from backends.wasm.state import RunControl, RunState, StopReason
+from backends.wasm.state import GuestChannel, RunControl, RunState, StopReason
 from playground.core.attempts import AttemptLog
 from playground.core.errors import (
     CPUTimeLimitExceeded,
@@ -63,9 +63,6 @@ from playground.core.keyboard import InputStream
 from playground.core.output import OutputCapture, Stream
 from playground.core.result import Outcome
 from playground.core.vfs import VFS, Dir
-
-if TYPE_CHECKING:
-    from backends.wasm.channel import SessionChannel
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +93,7 @@ class Launch:
     cpu_limit: float | None
     extra: Mapping[str, str] = field(default_factory=dict)
     #: A REPL session's stdin/control channel (its own preopen at fd 4); None for a one-shot run.
-    session: SessionChannel | None = None
+    session: GuestChannel | None = None
     #: A one-shot run's keyboard, read after ``stdin`` (``Request.input``; see ``keyboard``).
     keyboard: InputStream | None = None
     #: The export that runs the program: ``_start`` (a WASI command), or a reactor's entry, called after

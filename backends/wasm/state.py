@@ -19,7 +19,7 @@ import enum
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from backends.wasm.attempt_watch import ReportSink
 from backends.wasm.fds import FdTable
@@ -27,10 +27,9 @@ from backends.wasm.memory import GuestMemory
 from playground.core.attempts import AttemptLog
 from playground.core.keyboard import InputStream
 from playground.core.output import OutputCapture
-from playground.core.vfs import VFS
+from playground.core.vfs import VFS, Dir
 
 if TYPE_CHECKING:
-    from backends.wasm.channel import SessionChannel
     from backends.wasm.memlimit import MemoryBudget
 
 
@@ -152,6 +151,43 @@ class RunControl:
         return max(0.0, self.deadline - time.monotonic())
 
 
+class GuestChannel(Protocol):
+    """What a run's host functions need of a REPL session's channel (``channel.SessionChannel``).
+
+    Declared here, below the channel, so the modules a run is made of never
+    import the session machinery above them. Every call comes from the
+    guest's thread (inside a host function or the epoch callback), except
+    ``attach``, which the runner makes before the guest starts.
+    """
+
+    @property
+    def signal_due(self) -> bool:
+        """An interrupt waits for delivery (read without the lock by the epoch callback)."""
+        ...
+
+    @property
+    def flush_at(self) -> float:
+        """When the running eval is next asked to flush its output (monotonic; inf: never)."""
+        ...
+
+    @property
+    def dir(self) -> Dir:
+        """The ``/.session`` preopen."""
+        ...
+
+    def attach(self, run: RunState) -> None: ...
+
+    def on_tick(self, run: RunState) -> None: ...
+
+    def deliver_signal(self, run: RunState) -> bool: ...
+
+    def read_stdin(self, run: RunState, limit: int) -> bytes: ...
+
+    def write_control(self, data: bytes) -> int: ...
+
+    def open_control(self, run: RunState, name: str, oflags: int, slash: bool) -> int: ...
+
+
 class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
@@ -169,7 +205,7 @@ class RunState:
         stdin: bytes,
         args: Sequence[str],
         env: Mapping[str, str],
-        session: SessionChannel | None = None,
+        session: GuestChannel | None = None,
         keyboard: InputStream | None = None,
         attempts: AttemptLog | None = None,
         quiet_paths: Sequence[str] = (),

@@ -1,23 +1,42 @@
 """The pinned CPython SIGINT words are what the runtime binary itself says they are.
 
-``derive`` finds them from the interpreter's behaviour (memory snapshots
-around ``trip_signal``); a pin that differs would make the host write into
-the wrong words, so this test guards ``PINNED`` whenever the runtime changes.
+``derive`` (the maintainers' tool ``packaging/runtimes/derive_cpython_signals.py``)
+finds them from the interpreter's behaviour (memory snapshots around
+``trip_signal``); a pin that differs would make the host write into the
+wrong words, so this test guards ``PINNED`` whenever the runtime changes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from backends.wasm import WasmBackend, cpython_signals
 from backends.wasm.artifacts import ArtifactStore
-from backends.wasm.cpython_signals import DerivationFailed, SignalWords, find_words
+from backends.wasm.cpython_signals import SignalWords
 from backends.wasm.engine import shared_engine
 from backends.wasm.session import signal_words_of
 from playground.core import Artifact, Pack, WasmSpec
 from playground.packs import python
+
+TOOL = Path(__file__).resolve().parents[3] / "packaging" / "runtimes" / "derive_cpython_signals.py"
+
+
+def load_tool() -> ModuleType:
+    """The maintainers' script, loaded from its file (``packaging`` is no package: it would shadow PyPI's)."""
+    name = "derive_cpython_signals"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, TOOL)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def test_pinned_words_match_the_runtime() -> None:
@@ -29,7 +48,7 @@ def test_pinned_words_match_the_runtime() -> None:
         pytest.skip(reason)
     path = ArtifactStore(backend.cache_dir).verified_path(spec.module, "python")
     module = backend.modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=None)
-    derived = cpython_signals.derive(shared_engine(), module)
+    derived = load_tool().derive(shared_engine(), module)
     assert cpython_signals.words_for(spec.module.sha256) == derived
     assert signal_words_of(python.PACK) == derived
 
@@ -54,11 +73,12 @@ def test_find_words_refuses_ambiguous_probes() -> None:
         for signum in (2, 10)
         for message in ((b"B%d" % signum, quiet), (bytes([signum]), noisy), (b"A%d" % signum, quiet))
     ]
+    tool = load_tool()
     # One raised word, shared by both signals: no SIGINT-only word, so no answer rather than a guess.
-    with pytest.raises(DerivationFailed, match="not unique"):
-        find_words(messages)
-    with pytest.raises(DerivationFailed):
-        find_words(messages[:-1])
+    with pytest.raises(tool.DerivationFailed, match="not unique"):
+        tool.find_words(messages)
+    with pytest.raises(tool.DerivationFailed):
+        tool.find_words(messages[:-1])
 
 
 def test_signal_words_refuse_bad_addresses() -> None:
