@@ -3,7 +3,9 @@
 The graph is built from the source with ``ast``, never by importing: every
 ``import`` and ``from ... import`` counts, at module level, inside functions
 (lazy imports) and under ``if TYPE_CHECKING:`` alike, because a type-only
-import still ties the two modules together and a lazy one still runs.
+import still ties the two modules together and a lazy one still runs. So
+does ``importlib.import_module("a.b")`` (or ``__import__``) with a literal
+name; a name computed at run time cannot be seen, and the tree has none.
 
 How an import becomes an edge:
 
@@ -75,6 +77,17 @@ def imports_of(name: str, path: Path) -> Iterator[Import]:
             else:
                 target = node.module or ""
             yield Import(name, target, tuple(alias.name for alias in node.names), node.lineno)
+        elif isinstance(node, ast.Call) and _is_import_call(node.func) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                yield Import(name, first.value, (), node.lineno)
+
+
+def _is_import_call(func: ast.expr) -> bool:
+    """``importlib.import_module``, a bare ``import_module`` or ``__import__``."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in {"import_module", "__import__"}
 
 
 def edges_of(imp: Import, modules: dict[str, Path]) -> Iterator[str]:
@@ -172,6 +185,7 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     assert "playground.core" in graph["playground.assembly"]  # `from playground.core import ...`
     assert "backends.wasm" in graph["playground.assembly"]  # imported inside a function
     assert "playground.core.result" in graph["playground.core.errors"]  # under `if TYPE_CHECKING:`
+    assert "playground.serve" in graph["playground.app.service_controller"]  # importlib.import_module("...")
 
 
 def test_the_cycle_finder_finds_cycles() -> None:
