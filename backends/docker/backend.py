@@ -95,6 +95,7 @@ from backends.docker.profile import on_network, oneshot_profile
 from backends.docker.report import record_net_log
 from backends.docker.serve import DockerGuestService, start_guest_service
 from backends.docker.session import DockerGuestSession, start_session
+from backends.docker.sinkhole import tools_missing
 from backends.docker.usage import check_inputs_fit
 from backends.docker.wrapper import MARK_ENV, for_request, input_archive, wrapper_argv
 from playground.core import (
@@ -381,7 +382,10 @@ class DockerBackend:
         except EngineError as exc:
             raise BackendUnavailable(f"docker: {exc}") from exc
         try:
-            return run_container(engine, container, image=image, archive=archive, mark=mark, request=request, ctl=ctl)
+            return run_container(
+                engine, container, image=image, archive=archive, mark=mark, request=request, ctl=ctl,
+                record_network=net is None and self._sinkhole_reason() is None,
+            )  # fmt: skip
         except EngineError as exc:
             raise BackendUnavailable(f"docker: the run failed: {exc}") from exc
         finally:
@@ -447,6 +451,10 @@ class DockerBackend:
         """Any pack this backend can run can serve, when this process can enter the guest's private network
         namespace (root, local rootful daemon): that is the proxy's only way in (see ``serve``)."""
         return self.unavailable_reason(pack) or self._serve_reason()
+
+    def _sinkhole_reason(self) -> str | None:
+        """None when a run without a network can have its network attempts recorded by the host (``sinkhole``)."""
+        return self._serve_reason() or tools_missing()
 
     def _serve_reason(self) -> str | None:
         probe = self._probe.get()

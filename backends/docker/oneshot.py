@@ -24,8 +24,10 @@ from typing import Final
 
 from backends.docker.control import Cancelled, RunControl
 from backends.docker.engine import Attachment, Engine, EngineError
+from backends.docker.guestnet import NetnsError
 from backends.docker.keyboard import Feeder
 from backends.docker.report import read_report
+from backends.docker.sinkhole import Sinkhole
 from backends.docker.trailer import MarkerSplitter, parse_trailer
 from backends.docker.usage import collect_out, kernel_oom_kill, limits_reached, quota_hit
 from backends.docker.wrapper import REPORT_CAP, SETUP_FAILED
@@ -71,12 +73,25 @@ def run_container(
     mark: str,
     request: Request,
     ctl: RunControl,
+    record_network: bool = False,
 ) -> Outcome:
+    """Run the started-to-be ``container`` to its end; see the module docstring.
+
+    ``record_network``: a run without a network whose attempts to use one the
+    host records (``sinkhole``), set up before the guest's inputs are sent,
+    so before any guest code exists.
+    """
     limits = request.limits
     attachment = engine.attach(container)
     feeder: Feeder | None = None
+    hole: Sinkhole | None = None
     try:
         engine.start(container)
+        if record_network:
+            try:
+                hole = Sinkhole.open(engine, container, request.attempts)
+            except NetnsError as exc:
+                log.info("no host records of network attempts for this run: %s", exc)
         wall = limits.get("wall_time")
         deadline = None if wall is None else time.monotonic() + float(wall)
         if request.input is None:
@@ -90,6 +105,8 @@ def run_container(
         attachment.close()
         if feeder is not None:
             feeder.stop()
+        if hole is not None:
+            hole.close()
 
     if stream.cancelled:
         raise Cancelled()

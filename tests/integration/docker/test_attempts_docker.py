@@ -10,6 +10,9 @@ egress proxy saw on a ``NetPolicy`` run. A benign program has none.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import json
+import socket
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -39,6 +42,14 @@ def seen(attempts: Sequence[Attempt]) -> Seen:
 
 def guest(kind: AttemptKind, target: str, verdict: str) -> tuple[AttemptKind, str, str, Observer]:
     return (kind, target, verdict, Observer.GUEST)
+
+
+def guest_words(attempts: Sequence[Attempt]) -> Seen:
+    return {a for a in seen(attempts) if a[3] is Observer.GUEST}
+
+
+def host_words(attempts: Sequence[Attempt]) -> Seen:
+    return {a for a in seen(attempts) if a[3] is Observer.HOST}
 
 
 async def attempts_of(sandbox: Sandbox, lang: str, code: str, *, status: int = 0) -> tuple[Attempt, ...]:
@@ -117,7 +128,7 @@ os.kill(os.getpid(), 0)
 ctypes.CDLL('libc.so.6')
 """
     attempts = await attempts_of(sandbox, "python", code)
-    assert seen(attempts) == {
+    assert guest_words(attempts) == {
         guest(AttemptKind.ENV_LOOKUP, "AWS_SECRET_ACCESS_KEY", NOT_GIVEN),
         guest(AttemptKind.ENV_LOOKUP, "GITHUB_TOKEN", NOT_GIVEN),
         guest(AttemptKind.PROCESS_SPAWN, "echo from-shell", RAN),
@@ -149,7 +160,7 @@ require('dns').lookup('example.com', (e) => console.log('dns', e && e.code));
 require('net').connect(9, '127.0.0.1').on('error', () => {});
 """
     attempts = await attempts_of(sandbox, "node", code)
-    assert seen(attempts) == {
+    assert guest_words(attempts) == {
         guest(AttemptKind.PROCESS_SPAWN, "/bin/sh -c echo hi", RAN),
         guest(AttemptKind.PROCESS_SPAWN, "ls /", RAN),
         guest(AttemptKind.PROCESS_SPAWN, "/bin/sh -c true", RAN),
@@ -233,8 +244,7 @@ async def test_a_guest_that_stops_its_report_is_itself_a_record(
 ) -> None:
     require_image(engine, python.PACK if lang == "python" else node.PACK)
     attempts = await attempts_of(sandbox, lang, code)
-    host = {a for a in seen(attempts) if a[3] is Observer.HOST}
-    assert host == {(AttemptKind.REPORTING_TAMPERED, STOPPED, "noted", Observer.HOST)}
+    assert host_words(attempts) == {(AttemptKind.REPORTING_TAMPERED, STOPPED, "noted", Observer.HOST)}
 
 
 async def test_a_fork_bomb_is_a_host_record_of_the_process_limit(engine: Engine, sandbox: Sandbox) -> None:
@@ -324,7 +334,7 @@ for url in ('http://api.example.test:{port}/', 'http://evil.example.test:{port}/
         server.close()
         await server.wait_closed()
     assert result.stdout == b"200\n403\n", result.stderr
-    host = {a for a in seen(result.attempts) if a[3] is Observer.HOST}
+    host = host_words(result.attempts)
     assert (
         AttemptKind.NETWORK_CONNECT,
         f"api.example.test:{port}",
@@ -338,3 +348,111 @@ for url in ('http://api.example.test:{port}/', 'http://evil.example.test:{port}/
     assert len(host) == 2
     # The hook does not count the guest's own way out (the proxy) as an attempt.
     assert [a for a in result.attempts if a.observer is Observer.GUEST] == []
+
+
+# -- net=None: the sinkhole in the guest's own namespace records, and nothing passes ----------------------
+
+
+@pytest.fixture
+def sinkhole(backend: DockerBackend) -> None:
+    why = backend._sinkhole_reason()
+    if why is not None:
+        pytest.skip(f"no host records of network attempts here: {why}")
+
+
+def _host_addresses(engine: Engine) -> list[str]:
+    """The host's address on Docker's default bridge and its own outward address (no packet is sent)."""
+    bridge = [n for n in engine.networks() if n.name == "bridge"]
+    found = [str(ipaddress.ip_network(bridge[0].subnets[0]).network_address + 1)] if bridge else []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+            found.append(probe.getsockname()[0])
+        except OSError:
+            pass
+    return found
+
+
+SINKHOLE_PROBE = """
+import errno, json, socket, struct, sys
+targets, udp_port = json.loads(sys.argv[1])
+for host, port in targets:
+    try:
+        socket.create_connection((host, port), timeout=5).recv(1)
+        print(host, 'connected')
+    except OSError as exc:
+        print(host, errno.errorcode.get(exc.errno, exc.errno))
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+        try:
+            u.sendto(b'hello?', (host, udp_port))
+        except OSError as exc:
+            print(host, 'udp', errno.errorcode.get(exc.errno, exc.errno))
+try:
+    socket.getaddrinfo('api.github.com', 443)
+except socket.gaierror:
+    print('lookup failed')
+query = struct.pack('!HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0) + b'\\x05exfil\\x07example\\x04test\\x00\\x00\\x01\\x00\\x01'
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+    u.settimeout(5)
+    try:
+        u.sendto(query, ('203.0.113.9', 53))
+        print('dns answer', u.recv(512))
+    except OSError as exc:
+        print('dns', errno.errorcode.get(exc.errno, exc.errno))
+print(sorted(line.split(':')[0].strip() for line in open('/proc/net/dev').readlines()[2:]))
+"""
+
+
+async def test_without_a_network_the_host_records_connects_and_lookups_and_nothing_passes(
+    python_image: None, sinkhole: None, engine: Engine, sandbox: Sandbox
+) -> None:
+    accepted: list[str] = []
+    datagrams: list[bytes] = []
+
+    async def on_tcp(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(str(writer.get_extra_info("peername")))
+        writer.close()
+
+    class Udp(asyncio.DatagramProtocol):
+        def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+            datagrams.append(data)
+
+    server = await asyncio.start_server(on_tcp, "0.0.0.0", 0)  # every host address: a real service to reach
+    port = int(server.sockets[0].getsockname()[1])
+    loop = asyncio.get_running_loop()
+    udp, _ = await loop.create_datagram_endpoint(Udp, local_addr=("0.0.0.0", 0))
+    udp_port = int(udp.get_extra_info("sockname")[1])
+    hosts = _host_addresses(engine)
+    targets = [[host, port] for host in hosts] + [["203.0.113.7", 4444]]
+    try:
+        spec = Spec(lang="python", code=SINKHOLE_PROBE, args=(json.dumps([targets, udp_port]),))
+        result = await sandbox.run(spec)
+    finally:
+        server.close()
+        await server.wait_closed()
+        udp.close()
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines == [line for host, _ in targets for line in (f"{host} ECONNREFUSED", f"{host} udp EPERM")] + [
+        "lookup failed", "dns EPERM", "['lo']"
+    ]  # fmt: skip
+    assert accepted == [] and datagrams == []
+    refused = "refused: no network in this sandbox"
+    assert host_words(result.attempts) == {
+        *((AttemptKind.NETWORK_CONNECT, f"{host}:{p}", refused, Observer.HOST) for host, p in targets),
+        *((AttemptKind.NETWORK_CONNECT, f"{host}:{udp_port}/udp", refused, Observer.HOST) for host, _ in targets),
+        (AttemptKind.DNS_LOOKUP, "api.github.com", refused, Observer.HOST),
+        (AttemptKind.DNS_LOOKUP, "exfil.example.test", refused, Observer.HOST),
+    }
+
+
+async def test_a_guest_without_a_hook_is_still_seen_by_the_host(
+    sinkhole: None, engine: Engine, sandbox: Sandbox
+) -> None:
+    require_image(engine, bash.PACK)
+    code = "(exec 3<>/dev/tcp/198.51.100.20/22) 2>/dev/null && echo connected || echo refused\n"
+    result = await sandbox.run(Spec(lang="bash", code=code))
+    assert result.stdout == b"refused\n"
+    assert seen(result.attempts) == {
+        (AttemptKind.NETWORK_CONNECT, "198.51.100.20:22", "refused: no network in this sandbox", Observer.HOST)
+    }
