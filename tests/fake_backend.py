@@ -126,17 +126,51 @@ class FakeGuestSession:
         self.closed += 1
 
 
-class FakeSessionBackend(FakeBackend):
-    """A FakeBackend that also keeps scripted interpreters alive."""
+class FakeInterruptibleGuest(FakeGuestSession):
+    """Also ``interrupt``: a ``sleep`` ends at once with exit 130 (as Ctrl-C ends an input); ``stubborn`` ignores it."""
 
-    def __init__(self, name: str = "fake", **kwargs: object) -> None:
+    def __init__(self, request: SessionRequest) -> None:
+        super().__init__(request)
+        self.interrupts = 0
+        self._interrupted = asyncio.Event()
+
+    def interrupt(self) -> bool:
+        self.interrupts += 1
+        self._interrupted.set()
+        return True
+
+    async def _eval(self, code: str, output: OutputCapture) -> Outcome:
+        self._interrupted.clear()
+        for line in code.splitlines():
+            cmd, *rest = line.split()
+            if cmd == "sleep":
+                try:
+                    await asyncio.wait_for(self._interrupted.wait(), float(rest[0]))
+                except TimeoutError:
+                    continue
+                output.write_stderr(b"KeyboardInterrupt\n")
+                return Outcome(exit_code=130)
+            if cmd == "stubborn":
+                await asyncio.sleep(float(rest[0]))
+                continue
+            outcome = await super()._eval(line, output)
+            if outcome.exit_code:
+                return outcome
+        return Outcome(exit_code=0)
+
+
+class FakeSessionBackend(FakeBackend):
+    """A FakeBackend that also keeps scripted interpreters alive (interruptible ones with ``interruptible``)."""
+
+    def __init__(self, name: str = "fake", *, interruptible: bool = False, **kwargs: object) -> None:
         super().__init__(name, **kwargs)  # type: ignore[arg-type]
         self.guests: list[FakeGuestSession] = []
+        self._interruptible = interruptible
 
     def session_unavailable_reason(self, pack: Pack) -> str | None:
         return None
 
     async def open_session(self, request: SessionRequest) -> FakeGuestSession:
-        guest = FakeGuestSession(request)
+        guest = FakeInterruptibleGuest(request) if self._interruptible else FakeGuestSession(request)
         self.guests.append(guest)
         return guest

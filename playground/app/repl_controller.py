@@ -33,9 +33,6 @@ from playground.core import (
     SessionManager,
 )
 
-#: Seconds an in-place interrupt may take before the eval is cancelled (which kills the interpreter).
-INTERRUPT_GRACE = 2.0
-
 
 class ReplView(Protocol):
     """What the REPL needs from its pane (``ReplPane`` provides it)."""
@@ -68,7 +65,7 @@ class ReplController:
         self._unavailable: dict[str, str] = {}
         self._task: asyncio.Task[None] | None = None
         self._running: Session | None = None
-        self._interrupting = False
+        self._stopping = False
         self._backends: set[str] = set()
 
     @property
@@ -100,26 +97,25 @@ class ReplController:
         self._task = self._tasks.spawn(self._eval(language, code))
 
     def interrupt(self) -> None:
-        """Stop the running eval, keeping the interpreter's state where the backend can.
+        """Stop the running eval as Ctrl-C does (``Session.stop``: the rule every front end shares).
 
-        Where the session can (``Session.interrupt``) the eval stops in place;
-        otherwise, or when it is still running ``INTERRUPT_GRACE`` seconds
-        later, it is cancelled, which kills that interpreter (the next input
-        gets a fresh one).
+        Where the session can, the eval stops in place and the interpreter
+        keeps its state; otherwise, or when it has not ended within the
+        session's grace, it is cancelled, which kills that interpreter (the
+        next input gets a fresh one). A second press cancels at once.
         """
         task = self._task
         if task is None or task.done():
             return
-        if self._running is not None and not self._interrupting and self._running.interrupt():
-            self._interrupting = True
-            asyncio.get_event_loop().call_later(INTERRUPT_GRACE, self._cancel_if_running, task)
+        if self._running is None or self._stopping:
+            task.cancel()
             return
-        task.cancel()
+        self._stopping = True
+        self._tasks.spawn(self._stop(self._running, task))
 
     @staticmethod
-    def _cancel_if_running(task: asyncio.Task[None]) -> None:
-        if not task.done():
-            task.cancel()
+    async def _stop(session: Session, task: asyncio.Task[None]) -> None:
+        await session.stop(task)  # the eval's own handler tells how it ended
 
     def reset(self, language: str) -> None:
         """Throw ``language``'s interpreter state away. Ignored while busy."""
@@ -221,7 +217,7 @@ class ReplController:
                 keyboard.close()
                 buffer.finish()
                 self._running = None
-            if self._interrupting:
+            if result.interrupted:
                 view.append("interrupted: the interpreter kept its state", "note")
             if result.truncated:
                 view.append("[output truncated]", "note")
@@ -232,7 +228,7 @@ class ReplController:
             view.set_status(f"session running on {session.backend_name} · last eval: "
                             f"{limits_used(result, session.limits)}")
         finally:
-            self._interrupting = False
+            self._stopping = False
             if not self.closed:
                 view.set_busy(False)
 

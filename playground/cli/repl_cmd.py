@@ -6,16 +6,16 @@ stdin is a terminal (history in ``$XDG_STATE_HOME/sandbox-playground/
 repl_history``, else ``~/.local/state/...``); ``:reset``, ``:quit``,
 ``:help``; Ctrl-D quits.
 
-Ctrl-C during an eval stops it. Where the runtime allows it
-(``Session.interrupt``) the input fails as it would in the language's own
-REPL (``KeyboardInterrupt`` in Python, an "interrupted" error in
-JavaScript and Lua) and the interpreter keeps its state. Otherwise, when
-an interrupted input has not ended within ``INTERRUPT_GRACE`` seconds
-(code that catches or ignores the interrupt), or on a second Ctrl-C, the
-eval is cancelled, which stops the interpreter: the next input runs in a
-fresh one; the REPL says so, and the session is created with
-``auto_restart`` so it goes on. A limit (``--timeout`` per input,
-``--mem`` for the session, ...) does the same.
+Ctrl-C during an eval stops it by ``Session.stop``, the rule the window
+and the MCP server share: where the runtime allows it the input fails as
+it would in the language's own REPL (``KeyboardInterrupt`` in Python, an
+"interrupted" error in JavaScript and Lua) and the interpreter keeps its
+state. Otherwise, when an interrupted input has not ended within the
+session's grace (code that catches or ignores the interrupt), or on a
+second Ctrl-C, the eval is cancelled, which stops the interpreter: the
+next input runs in a fresh one; the REPL says so, and the session is
+created with ``auto_restart`` so it goes on. A limit (``--timeout`` per
+input, ``--mem`` for the session, ...) does the same.
 
 Threads: the main thread reads lines (readline needs it, and it is where
 Ctrl-C arrives); the session lives on an asyncio loop in a helper thread.
@@ -54,6 +54,7 @@ from playground.core import (
     SandboxError,
     Session,
     SessionConfig,
+    Stopped,
     Stream,
 )
 
@@ -62,8 +63,6 @@ T = TypeVar("T")
 #: The terminal's descriptor, the running input's keyboard, and who hears what was echoed.
 Keyboard = tuple[int, InputStream, Callable[[bytes], None]]
 
-#: How long an interrupted eval may take to end before it is cancelled (and the interpreter restarted).
-INTERRUPT_GRACE = 2.0
 PROMPT = ">>> "
 CONTINUE = "... "
 HISTORY_LENGTH = 2000
@@ -108,14 +107,22 @@ def history_path() -> Path:
     return base / "sandbox-playground" / "repl_history"
 
 
+class EvalStopped(KeyboardInterrupt):
+    """Ctrl-C cancelled a running eval (``how``: why it could not stop in place); its interpreter is gone."""
+
+    def __init__(self, how: Stopped) -> None:
+        super().__init__(how.value)
+        self.how = how
+
+
 class LoopThread:
     """An asyncio loop on a helper thread; ``call`` runs a coroutine there and waits.
 
-    Ctrl-C while waiting first calls ``interrupt`` (if given): when that
-    returns True the coroutine is given ``INTERRUPT_GRACE`` seconds to
-    finish on its own, and its result is returned. Otherwise (or when it
-    does not finish in time, or on a second Ctrl-C) the coroutine is
-    cancelled, waited for, and ``KeyboardInterrupt`` raised in the caller.
+    Ctrl-C while waiting cancels the coroutine, waits for it, and raises
+    ``KeyboardInterrupt`` in the caller; with ``stop`` (``Session.stop``)
+    the coroutine is stopped by that rule instead: its result is returned
+    when it ended in place, ``EvalStopped`` raised when it was cancelled. A
+    second Ctrl-C cancels at once.
     """
 
     def __init__(self) -> None:
@@ -127,7 +134,7 @@ class LoopThread:
     def call(
         self,
         coro: Coroutine[Any, Any, T],
-        interrupt: Callable[[], bool] | None = None,
+        stop: Callable[[asyncio.Future[Any]], Coroutine[Any, Any, Stopped]] | None = None,
         keyboard: Keyboard | None = None,
     ) -> T:
         """Run ``coro``; ``keyboard`` (the terminal, an eval's input, who hears the echo) gets lines typed meanwhile."""
@@ -135,19 +142,36 @@ class LoopThread:
         try:
             return _wait(future, keyboard=keyboard)
         except KeyboardInterrupt:
-            if interrupt is not None and interrupt():
-                try:
-                    return _wait(future, INTERRUPT_GRACE, keyboard=keyboard)
-                except (KeyboardInterrupt, concurrent.futures.TimeoutError):
-                    pass
-            future.cancel()
-            while True:
-                try:
-                    concurrent.futures.wait([future])
-                    break
-                except KeyboardInterrupt:
-                    continue
-            raise
+            if stop is None:
+                self._cancel(future)
+                raise
+        how = self._stop(future, stop)
+        if how is Stopped.IN_PLACE:
+            return future.result()
+        raise EvalStopped(how)
+
+    def _stop(
+        self, future: concurrent.futures.Future[T], stop: Callable[[asyncio.Future[Any]], Coroutine[Any, Any, Stopped]]
+    ) -> Stopped:
+        async def stopping() -> Stopped:
+            return await stop(asyncio.wrap_future(future))  # cancelling the wrapper cancels the eval's task
+
+        stopped = asyncio.run_coroutine_threadsafe(stopping(), self.loop)
+        try:
+            return _wait(stopped)
+        except KeyboardInterrupt:  # a second Ctrl-C: no more grace
+            self._cancel(future)
+            return Stopped.AFTER_GRACE
+
+    @staticmethod
+    def _cancel(future: concurrent.futures.Future[Any]) -> None:
+        future.cancel()
+        while True:
+            try:
+                concurrent.futures.wait([future])
+                return
+            except KeyboardInterrupt:
+                continue
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -332,23 +356,17 @@ class Repl:
         return False
 
     def eval(self, source: str) -> None:
-        interrupted = False
-
-        def interrupt() -> bool:
-            nonlocal interrupted
-            interrupted = self.session.interrupt()
-            return interrupted
-
         fd = terminal_fd() if self.terminal.interactive else None
         keyboard = InputStream() if fd is not None else None  # what input() reads while this input runs
         try:
             result: Result = self.runner.call(
                 self.session.eval(source, on_output=self.terminal.guest, input=keyboard),
-                interrupt,
+                self.session.stop,
                 None if fd is None or keyboard is None else (fd, keyboard, self.terminal.typed),
             )
-        except KeyboardInterrupt:
-            why = "it did not stop when interrupted" if interrupted else "it cannot be interrupted in place"
+        except EvalStopped as stopped:
+            why = "it did not stop when interrupted" if stopped.how is Stopped.AFTER_GRACE else (
+                "it cannot be interrupted in place")  # fmt: skip
             self.terminal.note(
                 f"KeyboardInterrupt: the input was stopped; the interpreter restarts with no state ({why})"
             )
@@ -363,7 +381,7 @@ class Repl:
             return
         if result.restarted:
             self.terminal.note("(a fresh interpreter ran this input)")
-        if interrupted:
+        if result.interrupted:
             self.terminal.note("KeyboardInterrupt (the interpreter keeps its state)")
 
 

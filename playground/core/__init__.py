@@ -77,6 +77,7 @@ from playground.core.serve import (
     Upstream,
 )
 from playground.core.session import (
+    INTERRUPT_GRACE,
     GuestSession,
     InterruptibleGuest,
     Session,
@@ -84,6 +85,7 @@ from playground.core.session import (
     SessionConfig,
     SessionRequest,
     SessionState,
+    Stopped,
 )
 from playground.core.session_manager import SessionManager
 from playground.core.spec import NetPolicy, Spec
@@ -94,6 +96,7 @@ __all__ = [
     "ALL_INTERFACES",
     "DEFAULT_LIMITS",
     "DOCKER_ONLY",
+    "INTERRUPT_GRACE",
     "LIMIT_FIELDS",
     "LOOPBACK",
     "PREFER_WASM",
@@ -169,6 +172,7 @@ __all__ = [
     "SessionRequest",
     "SessionState",
     "Spec",
+    "Stopped",
     "Stream",
     "TCPAddress",
     "TCPReady",

@@ -68,6 +68,9 @@ class Result:
     its tree, the network, processes, ...; ``core.attempts``), each record
     saying who observed it; ``attempts_dropped`` counts distinct records
     the size cap cut. A limit in ``limits_reached`` is one of them too.
+
+    ``interrupted`` (session evals): ``Session.interrupt``/``stop`` ended this
+    eval in place, as Ctrl-C does; the interpreter kept its state.
     """
 
     stdout: bytes = b""
@@ -78,6 +81,7 @@ class Result:
     usage: Usage = field(default_factory=Usage)
     backend: str = ""
     restarted: bool = False
+    interrupted: bool = False
     net_log: tuple[NetLogEntry, ...] = ()
     limits_reached: tuple[str, ...] = ()
     attempts: tuple[Attempt, ...] = ()

@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from playground.core import variants
 from playground.core.attempts import AttemptLog
@@ -34,6 +34,9 @@ from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack
 from playground.core.result import Outcome, Result, Usage
 from playground.core.vfs import VFS
+
+#: Seconds an interrupted eval may take to stop in place before it is cancelled (which kills the interpreter).
+INTERRUPT_GRACE: Final = 2.0
 
 
 def new_session_id() -> str:
@@ -47,7 +50,8 @@ class SessionConfig:
 
     ``limits`` override the sandbox defaults: ``wall_time`` and
     ``max_output`` apply to each eval, ``memory`` and the filesystem limits
-    to the whole session.
+    to the whole session. ``interrupt_grace`` is how long ``Session.stop``
+    lets an interrupted eval take to end in place before cancelling it.
     """
 
     id: str = ""
@@ -57,6 +61,7 @@ class SessionConfig:
     max_lifetime: float | None = None
     max_evals: int | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    interrupt_grace: float = INTERRUPT_GRACE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
@@ -66,6 +71,9 @@ class SessionConfig:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not value > 0):
                 raise InvalidSpec(f"session {name} must be a positive number of seconds or None")
+        grace = self.interrupt_grace
+        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < float("inf"):
+            raise InvalidSpec("session interrupt_grace must be a finite number of seconds, 0 or more")
         if self.max_evals is not None and (isinstance(self.max_evals, bool) or self.max_evals < 1):
             raise InvalidSpec("session max_evals must be a positive int or None")
         for key, value in self.env.items():
@@ -91,7 +99,12 @@ class GuestSession(Protocol):
     def alive(self) -> bool: ...
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        self,
+        code: str,
+        output: OutputCapture,
+        limits: Limits,
+        *,
+        input: InputStream | None = None,
         attempts: AttemptLog | None = None,
     ) -> Outcome:
         """Run ``code`` in the live interpreter.
@@ -140,14 +153,26 @@ class SessionState(enum.Enum):
     CLOSED = "closed"
 
 
+class Stopped(enum.Enum):
+    """How ``Session.stop`` ended an eval."""
+
+    #: The eval ended in place (or had already ended): the interpreter kept its state.
+    IN_PLACE = "in place"
+    #: It was interrupted but did not end within the grace period: cancelled, the interpreter killed.
+    AFTER_GRACE = "after grace"
+    #: This interpreter cannot be interrupted in place: cancelled at once, the interpreter killed.
+    CANCELLED = "cancelled"
+
+
 class Session:
     """A stateful interpreter for one language. Create with ``Sandbox.new_session``.
 
     Safe to share between tasks of one event loop: evals are serialized.
     """
 
-    def __init__(self, backend: SessionBackend, backend_name: str, pack: Pack, config: SessionConfig,
-                 limits: Limits) -> None:
+    def __init__(
+        self, backend: SessionBackend, backend_name: str, pack: Pack, config: SessionConfig, limits: Limits
+    ) -> None:
         self.id = config.id or new_session_id()
         self.lang = pack.name
         self.config = config
@@ -167,6 +192,10 @@ class Session:
         self._state = SessionState.ALIVE
         self._lock = asyncio.Lock()
         self._restart_pending = False
+        #: True while an eval runs in the guest; set by ``eval`` only, so ``interrupt`` can tell.
+        self._evaluating = False
+        #: The running eval was interrupted in place (``Result.interrupted``).
+        self._interrupted = False
 
     @property
     def state(self) -> SessionState:
@@ -284,14 +313,26 @@ class Session:
 
             def result_of(outcome: Outcome | None) -> Result:
                 return Result(
-                    stdout=output.stdout(), stderr=output.stderr(), truncated=output.truncated,
-                    exit_code=outcome.exit_code if outcome else -1, files=vfs.collect_out(),
-                    usage=Usage(wall=time.monotonic() - started, peak_memory=outcome.peak_memory if outcome else 0,
-                                fs_bytes=vfs.bytes_used, fs_files=vfs.nodes_used),
-                    backend=self.backend_name, restarted=restarted,
-                    attempts=attempts.snapshot(), attempts_dropped=attempts.dropped,
+                    stdout=output.stdout(),
+                    stderr=output.stderr(),
+                    truncated=output.truncated,
+                    exit_code=outcome.exit_code if outcome else -1,
+                    files=vfs.collect_out(),
+                    usage=Usage(
+                        wall=time.monotonic() - started,
+                        peak_memory=outcome.peak_memory if outcome else 0,
+                        fs_bytes=vfs.bytes_used,
+                        fs_files=vfs.nodes_used,
+                    ),
+                    backend=self.backend_name,
+                    restarted=restarted,
+                    interrupted=self._interrupted,
+                    attempts=attempts.snapshot(),
+                    attempts_dropped=attempts.dropped,
                 )
 
+            self._interrupted = False
+            self._evaluating = True
             try:
                 outcome = await guest.eval(code, output, self.limits, input=input, attempts=attempts)
             except LimitExceeded as exc:
@@ -303,6 +344,7 @@ class Session:
                 self._kill(guest)
                 raise
             finally:
+                self._evaluating = False
                 self.last_used = time.monotonic()
             if not guest.alive:
                 self._kill(guest)
@@ -346,9 +388,45 @@ class Session:
         Thread-safe; returns at once; harmless when nothing runs.
         """
         guest = self._guest
-        if isinstance(guest, InterruptibleGuest) and self._state is SessionState.ALIVE:
-            return guest.interrupt()
+        if isinstance(guest, InterruptibleGuest) and self._state is SessionState.ALIVE and guest.interrupt():
+            if self._evaluating:
+                self._interrupted = True
+            return True
         return False
+
+    async def stop(self, evaluation: asyncio.Future[Any]) -> Stopped:
+        """Stop a running eval of this session as Ctrl-C does: the one rule for every front end.
+
+        ``evaluation`` is the task (on this loop) awaiting this session's
+        ``eval``. The rule: ``interrupt()``; when the backend takes it, the
+        eval gets ``config.interrupt_grace`` seconds to end on its own (its
+        ``Result.interrupted`` is then True and the interpreter keeps its
+        state); otherwise, or after the grace, ``evaluation`` is cancelled,
+        which kills the interpreter (the next eval starts a fresh one).
+
+        Guarantee: when this returns, and also when the caller is cancelled
+        while it waits, ``evaluation`` is done: the guest is stopped first
+        (the wait is shielded), then ``CancelledError`` propagates. What the
+        eval itself raised stays on ``evaluation`` for its owner.
+        """
+        stopping = asyncio.ensure_future(self._stop(evaluation))
+        try:
+            return await asyncio.shield(stopping)
+        except asyncio.CancelledError:
+            await asyncio.wait({stopping})
+            raise
+
+    async def _stop(self, evaluation: asyncio.Future[Any]) -> Stopped:
+        if evaluation.done():
+            return Stopped.IN_PLACE
+        taken = self.interrupt()
+        if taken:
+            await asyncio.wait({evaluation}, timeout=self.config.interrupt_grace)
+            if evaluation.done():
+                return Stopped.IN_PLACE
+        evaluation.cancel()
+        await asyncio.wait({evaluation})
+        return Stopped.AFTER_GRACE if taken else Stopped.CANCELLED
 
     def close(self) -> None:
         """Stop the interpreter. Idempotent; closed means closed even if stopping failed."""

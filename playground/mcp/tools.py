@@ -465,26 +465,15 @@ async def _create_session(state: ServerState, pack: Pack, limits: Limits) -> Ses
         raise ToolError(str(exc)) from None
 
 
-#: How long a cancelled eval_session call may take to stop in place before its interpreter is killed.
-INTERRUPT_GRACE = 2.0
-
-
 async def _stop_in_place(session: Session, evaluation: asyncio.Future[Result]) -> None:
-    """The client cancelled the call: stop the eval like Ctrl-C, so the session keeps its state.
+    """The client cancelled the call: stop the eval like Ctrl-C (``Session.stop``), so the session keeps its state.
 
-    Where the interpreter can be interrupted in place and stops within
-    ``INTERRUPT_GRACE`` seconds, the session lives on for the next call;
-    otherwise the eval is cancelled, which kills the interpreter (as before).
-    Shielded from the cancellation that brought us here, so the guest is
-    always stopped before the handler ends.
+    Shielded from the cancellation that brought us here (anyio cancels on
+    every await inside a cancelled scope), so the guest is always stopped
+    before the handler ends.
     """
     with anyio.CancelScope(shield=True):
-        if session.interrupt():
-            with anyio.move_on_after(INTERRUPT_GRACE):
-                await asyncio.wait({evaluation})
-        if not evaluation.done():
-            evaluation.cancel()
-            await asyncio.wait({evaluation})
+        await session.stop(evaluation)
     if not evaluation.cancelled():
         evaluation.exception()  # retrieved: the caller is gone, whatever it was
 

@@ -15,6 +15,7 @@ from playground.core import (
     SessionKilled,
     SessionManager,
     SessionNotFound,
+    Stopped,
     TimeLimitExceeded,
     TooManySessions,
     Unsupported,
@@ -248,3 +249,79 @@ async def test_interrupt_reaches_a_guest_that_can_and_is_false_otherwise(sandbox
     assert session.interrupt() is True and calls == [1]
     session.close()
     assert session.interrupt() is False
+
+
+@pytest.fixture
+def interruptible() -> Sandbox:
+    return Sandbox(backends=[FakeSessionBackend("wasm", interruptible=True)], packs=[PACK])
+
+
+async def test_stop_in_place_keeps_the_state_and_marks_the_result(interruptible: Sandbox) -> None:
+    session = await interruptible.new_session("fl", SessionConfig(auto_restart=True))
+    await session.eval("set x 1")
+    evaluation = asyncio.ensure_future(session.eval("sleep 30"))
+    await asyncio.sleep(0.02)
+    started = asyncio.get_running_loop().time()
+    assert await session.stop(evaluation) is Stopped.IN_PLACE
+    assert asyncio.get_running_loop().time() - started < 1.0
+    result = evaluation.result()
+    assert result.interrupted and result.exit_code == 130 and not result.restarted
+    after = await session.eval("get x")
+    assert after.stdout == b"1\n" and not after.interrupted and not after.restarted
+
+
+async def test_stop_cancels_after_the_grace_when_the_eval_ignores_it(interruptible: Sandbox) -> None:
+    session = await interruptible.new_session("fl", SessionConfig(auto_restart=True, interrupt_grace=0.2))
+    await session.eval("set x 1")
+    evaluation = asyncio.ensure_future(session.eval("stubborn 30"))
+    await asyncio.sleep(0.02)
+    started = asyncio.get_running_loop().time()
+    assert await session.stop(evaluation) is Stopped.AFTER_GRACE
+    assert 0.2 <= asyncio.get_running_loop().time() - started < 2.0
+    assert evaluation.cancelled()
+    after = await session.eval("get x")
+    assert after.restarted and after.stdout == b"<unset>\n"
+
+
+async def test_stop_cancels_at_once_where_the_guest_cannot_be_interrupted(sandbox: Sandbox) -> None:
+    session = await sandbox.new_session("fl", SessionConfig(auto_restart=True, interrupt_grace=30))
+    evaluation = asyncio.ensure_future(session.eval("sleep 30"))
+    await asyncio.sleep(0.02)
+    started = asyncio.get_running_loop().time()
+    assert await session.stop(evaluation) is Stopped.CANCELLED
+    assert asyncio.get_running_loop().time() - started < 1.0 and evaluation.cancelled()
+
+
+async def test_stop_after_the_eval_ended_changes_nothing(interruptible: Sandbox) -> None:
+    session = await interruptible.new_session("fl")
+    evaluation = asyncio.ensure_future(session.eval("set x 2"))
+    await evaluation
+    assert await session.stop(evaluation) is Stopped.IN_PLACE
+    assert not evaluation.result().interrupted and (await session.eval("get x")).stdout == b"2\n"
+
+
+async def test_an_interrupt_between_evals_does_not_mark_the_next_one(interruptible: Sandbox) -> None:
+    session = await interruptible.new_session("fl")
+    await session.eval("set x 3")
+    assert session.interrupt() is True  # nothing runs: the backend takes it, no eval is marked
+    result = await session.eval("get x")
+    assert not result.interrupted and result.stdout == b"3\n"
+
+
+async def test_a_cancelled_caller_still_leaves_the_eval_stopped(interruptible: Sandbox) -> None:
+    """Cancelling the task that waits in ``stop`` does not abandon the guest: the eval is done first."""
+    session = await interruptible.new_session("fl", SessionConfig(interrupt_grace=0.3))
+    evaluation = asyncio.ensure_future(session.eval("stubborn 30"))
+    await asyncio.sleep(0.02)
+    waiter = asyncio.ensure_future(session.stop(evaluation))
+    await asyncio.sleep(0.05)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert evaluation.done()
+
+
+@pytest.mark.parametrize("grace", [-1, float("inf"), float("nan"), True, "2"])
+def test_bad_interrupt_grace(grace: object) -> None:
+    with pytest.raises(InvalidSpec):
+        SessionConfig(interrupt_grace=grace)  # type: ignore[arg-type]
