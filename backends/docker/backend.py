@@ -63,6 +63,7 @@ is the same as once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import secrets
@@ -96,8 +97,9 @@ from backends.docker.report import record_net_log
 from backends.docker.serve import DockerGuestService, start_guest_service
 from backends.docker.session import DockerGuestSession, start_session
 from backends.docker.sinkhole import tools_missing
+from backends.docker.spawnwatch import SpawnWatch
 from backends.docker.usage import check_inputs_fit
-from backends.docker.wrapper import MARK_ENV, for_request, input_archive, wrapper_argv
+from backends.docker.wrapper import MARK_ENV, expand, for_request, input_archive, main_path, wrapper_argv
 from playground.core import (
     BackendUnavailable,
     Diagnostic,
@@ -169,6 +171,8 @@ class DockerBackend:
         self._reapers: set[threading.Thread] = set()
         self._services: weakref.WeakSet[DockerGuestService] = weakref.WeakSet()
         self._isolation: tuple[str, Detection] | None = None
+        #: The host's view of spawned commands (``spawnwatch``), made on first use; ``False``: not possible here.
+        self._spawn_watch: SpawnWatch | bool | None = None
 
     @property
     def name(self) -> str:
@@ -381,11 +385,14 @@ class DockerBackend:
             container = engine.create(image, argv, kwargs, {MARK_ENV: mark})
         except EngineError as exc:
             raise BackendUnavailable(f"docker: {exc}") from exc
+        watch = self._spawns()
+        program = expand(spec.cmd, main_path(spec), request.spec.args)
         try:
-            return run_container(
-                engine, container, image=image, archive=archive, mark=mark, request=request, ctl=ctl,
-                record_network=net is None and self._sinkhole_reason() is None,
-            )  # fmt: skip
+            with watch.track(container, program, request.attempts) if watch else contextlib.nullcontext():
+                return run_container(
+                    engine, container, image=image, archive=archive, mark=mark, request=request, ctl=ctl,
+                    record_network=net is None and self._sinkhole_reason() is None,
+                )  # fmt: skip
         except EngineError as exc:
             raise BackendUnavailable(f"docker: the run failed: {exc}") from exc
         finally:
@@ -451,6 +458,23 @@ class DockerBackend:
         """Any pack this backend can run can serve, when this process can enter the guest's private network
         namespace (root, local rootful daemon): that is the proxy's only way in (see ``serve``)."""
         return self.unavailable_reason(pack) or self._serve_reason()
+
+    def _spawns(self) -> SpawnWatch | None:
+        """The backend's ``SpawnWatch``, started on first use; None where the host cannot watch (see ``spawnwatch``)."""
+        why = None if isinstance(self._spawn_watch, SpawnWatch) else self._sinkhole_reason()
+        with self._lock:
+            if self._closed or self._spawn_watch is False:
+                return None
+            if self._spawn_watch is None:
+                try:
+                    if why is not None:
+                        raise OSError(why)
+                    self._spawn_watch = SpawnWatch.open()
+                except OSError as exc:
+                    log.info("no host records of spawned commands: %s", exc)
+                    self._spawn_watch = False
+                    return None
+            return self._spawn_watch if isinstance(self._spawn_watch, SpawnWatch) else None
 
     def _sinkhole_reason(self) -> str | None:
         """None when a run without a network can have its network attempts recorded by the host (``sinkhole``)."""
@@ -529,6 +553,10 @@ class DockerBackend:
             executor.shutdown(wait=False, cancel_futures=True)
         if engine is not None:
             engine.close()
+        with self._lock:
+            watch, self._spawn_watch = self._spawn_watch, False
+        if isinstance(watch, SpawnWatch):
+            watch.close()
 
     # -- doctor -------------------------------------------------------------
 

@@ -22,9 +22,9 @@ from backends.docker.engine import Engine
 from playground.core import DOCKER_ONLY, Attempt, AttemptKind, NetPolicy, Observer, Sandbox, Spec
 from playground.net import direct_connector
 from playground.net.guard import IPAddress
-from playground.packs import bash, node, python
+from playground.packs import bash, go, node, python
 
-from .conftest import PACKS, TEST_LIMITS, require_image
+from .conftest import COMPILE_LIMITS, PACKS, TEST_LIMITS, require_image
 from .test_verdicts import FORK_BOMB
 
 NO_NET = "refused: no network in this sandbox"
@@ -82,9 +82,12 @@ BENIGN = {
 }
 
 
+BENIGN["bash"] = 'x=$(( 6 * 7 )); echo "answer $x" > /out/a.txt; read -r line < /out/a.txt; echo "$line"\n'
+
+
 @pytest.mark.parametrize("lang", sorted(BENIGN))
 async def test_a_benign_program_tries_nothing(engine: Engine, sandbox: Sandbox, lang: str) -> None:
-    require_image(engine, python.PACK if lang == "python" else node.PACK)
+    require_image(engine, {"python": python.PACK, "node": node.PACK, "bash": bash.PACK}[lang])
     assert await attempts_of(sandbox, lang, BENIGN[lang]) == ()
 
 
@@ -244,7 +247,8 @@ async def test_a_guest_that_stops_its_report_is_itself_a_record(
 ) -> None:
     require_image(engine, python.PACK if lang == "python" else node.PACK)
     attempts = await attempts_of(sandbox, lang, code)
-    assert host_words(attempts) == {(AttemptKind.REPORTING_TAMPERED, STOPPED, "noted", Observer.HOST)}
+    tampered = {a for a in host_words(attempts) if a[0] is AttemptKind.REPORTING_TAMPERED}
+    assert tampered == {(AttemptKind.REPORTING_TAMPERED, STOPPED, "noted", Observer.HOST)}
 
 
 async def test_a_fork_bomb_is_a_host_record_of_the_process_limit(engine: Engine, sandbox: Sandbox) -> None:
@@ -456,3 +460,40 @@ async def test_a_guest_without_a_hook_is_still_seen_by_the_host(
     assert seen(result.attempts) == {
         (AttemptKind.NETWORK_CONNECT, "198.51.100.20:22", "refused: no network in this sandbox", Observer.HOST)
     }
+
+
+# -- spawned commands, as the host's kernel reports them ----------------------------------------------------
+
+
+async def test_the_host_records_the_commands_a_program_runs(sinkhole: None, engine: Engine, sandbox: Sandbox) -> None:
+    # Commands that live a little: one that ends within microseconds may be gone before it is read (a blind
+    # spot: it is then recorded by name or as such, see spawnwatch).
+    require_image(engine, bash.PACK)
+    code = "sleep 0.1\nsh -c 'sleep 0.1 </etc/hostname'\nfor i in 1 2 3; do true; /bin/sleep 0.05; done\necho done\n"
+    result = await sandbox.run(Spec(lang="bash", code=code))
+    assert result.stdout == b"done\n", result.stderr
+    assert seen(result.attempts) == {
+        (AttemptKind.PROCESS_SPAWN, "sleep 0.1", RAN, Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "sh -c sleep 0.1 </etc/hostname", RAN, Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "/bin/sleep 0.05", RAN, Observer.HOST),
+    }
+    assert next(a.count for a in result.attempts if a.target == "/bin/sleep 0.05") == 3
+
+
+async def test_python_spawns_are_seen_by_the_hook_and_by_the_host(
+    python_image: None, sinkhole: None, sandbox: Sandbox
+) -> None:
+    code = "import subprocess\nsubprocess.run(['sleep', '0.1'])\n"
+    attempts = await attempts_of(sandbox, "python", code)
+    assert seen(attempts) == {
+        (AttemptKind.PROCESS_SPAWN, "sleep 0.1", RAN, Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "sleep 0.1", RAN, Observer.GUEST),
+    }
+
+
+async def test_a_compile_step_is_not_the_programs_doing(sinkhole: None, engine: Engine, sandbox: Sandbox) -> None:
+    require_image(engine, go.PACK)
+    code = 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hi") }\n'
+    result = await sandbox.run(Spec(lang="go", code=code, limits=COMPILE_LIMITS))
+    assert result.stdout == b"hi\n", result.stderr
+    assert result.attempts == ()
