@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import h11
 
-from playground.net.hop_by_hop import HOP_BY_HOP
+from playground.net.hop_by_hop import not_forwarded
 
 MAX_HEAD = 64 << 10
 CHUNK = 64 << 10
@@ -182,7 +182,7 @@ class Upstream:
 
     def head(self, request: Request, parts: urllib.parse.SplitResult, raw_host: str, port: int) -> bytes:
         """The request head for the upstream: origin-form target, our ``Host``, ``Connection: close``."""
-        named = {t.strip().lower() for v in request.header("connection") for t in v.split(",")}
+        dropped = not_forwarded(request.header("connection"))
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
@@ -190,7 +190,7 @@ class Upstream:
         headers = [(b"Host", host.encode("ascii"))]
         for name, value in request.headers:
             low = name.decode("ascii").lower()
-            if low not in HOP_BY_HOP and low != "host" and low not in named:
+            if low not in dropped and low != "host":
                 headers.append((name, value))
         if request.chunked:
             headers.append((b"Transfer-Encoding", b"chunked"))

@@ -57,7 +57,7 @@ class ProxyConfig:
             503 and closed, except that with ``AuthMode.BEARER`` a reserve
             of ``auth_reserve(max_connections)`` further connections is
             kept for clients whose first request carries the token (see
-            ``playground.serve.proxy``).
+            ``playground.serve.connections``).
         max_request_body: bytes; larger bodies get 413 (checked against
             ``Content-Length`` up front and counted while streaming).
         max_header_bytes: request line plus headers; more gets 431.

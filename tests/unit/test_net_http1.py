@@ -11,7 +11,7 @@ import urllib.parse
 
 import pytest
 
-from playground.net.hop_by_hop import HOP_BY_HOP
+from playground.net.hop_by_hop import HOP_BY_HOP, not_forwarded
 from playground.net.http1 import MAX_HEAD, Refused, Request, Upstream, read_request
 
 
@@ -276,8 +276,15 @@ async def test_upstream_status_skips_informational_and_flags_non_http() -> None:
 
 def test_one_hop_by_hop_list_for_both_proxies() -> None:
     from playground.net import http1
-    from playground.serve import proxy
+    from playground.serve import forward
 
-    assert proxy.HOP_BY_HOP is HOP_BY_HOP is http1.HOP_BY_HOP
-    assert not hasattr(proxy, "_HOP_BY_HOP")
+    assert forward.HOP_BY_HOP is HOP_BY_HOP
+    assert forward.not_forwarded is not_forwarded is http1.not_forwarded
+    assert not hasattr(forward, "_HOP_BY_HOP")
+    assert not hasattr(http1, "_HOP_BY_HOP")
     assert {"connection", "transfer-encoding", "proxy-authorization", "upgrade", "te"} <= HOP_BY_HOP
+
+
+def test_not_forwarded_adds_the_names_connection_lists() -> None:
+    assert not_forwarded([]) == HOP_BY_HOP
+    assert not_forwarded(["keep-alive, X-Secret", " x-other ,, "]) == HOP_BY_HOP | {"x-secret", "x-other"}
