@@ -1,279 +1,73 @@
-"""Serving guest web services: ``ServeOpts``, ``Service`` and the backend contract.
+"""Serving guest web services: the ``Service`` lifecycle, from ``start_service`` to ``stop()``.
 
-A backend starts the guest server (``GuestService``) and says how to reach
-each guest port: a TCP address on a network only the host can reach (a
-container on an internal Docker network) or an in-process handler (the
-Wasm handler bridge: one request, one call into the live instance). The
-core puts one authenticated reverse proxy per port in front of it, bound to
-127.0.0.1 unless asked otherwise, and hands out URLs only after the
-readiness probe passed. The proxy implementation is injected as a
-``ProxyStarter`` (``playground.assembly`` hands in the aiohttp one of
-``playground.serve``), so the core stays stdlib-only, serving included.
+``start_service`` has the backend start the guest server, puts one
+authenticated reverse proxy per port in front of it (bound to 127.0.0.1
+unless asked otherwise) and hands out URLs only after the readiness probe
+passed; ``Service`` then watches guest and proxies and takes both down
+together. The parts it builds on have modules of their own: the options
+(:mod:`playground.core.serve_options`), the backend contract
+(:mod:`playground.core.serve_backend`) and the proxy contract
+(:mod:`playground.core.serve_proxy`). Their names are re-exported here, so
+``playground.core.serve`` stays the one import for all of serving.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
-import ipaddress
 import logging
 import secrets
-import threading
-from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
 
-from playground.core.errors import InvalidServeOptions, SandboxError, ServeError
-from playground.core.limits import Limits
+from playground.core.errors import SandboxError, ServeError
 from playground.core.output import Stream
-from playground.core.pack import Pack
 from playground.core.result import Outcome
-from playground.core.spec import Spec
-from playground.core.vfs import VFS
+from playground.core.serve_backend import (
+    GuestService,
+    Handler,
+    Headers,
+    LogBuffer,
+    ServeBackend,
+    ServeRequest,
+    TCPAddress,
+    Upstream,
+)
+from playground.core.serve_options import (
+    ALL_INTERFACES,
+    LOOPBACK,
+    AuthMode,
+    HTTPReady,
+    PortMap,
+    ReadinessProbe,
+    ServeOpts,
+    TCPReady,
+)
+from playground.core.serve_proxy import ProxyHandle, ProxyStarter
+
+__all__ = [
+    "ALL_INTERFACES",
+    "LOOPBACK",
+    "AuthMode",
+    "GuestService",
+    "HTTPReady",
+    "Handler",
+    "Headers",
+    "LogBuffer",
+    "PortMap",
+    "ProxyHandle",
+    "ProxyStarter",
+    "ReadinessProbe",
+    "ServeBackend",
+    "ServeOpts",
+    "ServeRequest",
+    "Service",
+    "TCPAddress",
+    "TCPReady",
+    "Upstream",
+    "start_service",
+]
 
 log = logging.getLogger(__name__)
-
-#: Bind only the loopback interface (the default).
-LOOPBACK = "127.0.0.1"
-#: Bind every interface: the service becomes reachable from other machines.
-ALL_INTERFACES = "0.0.0.0"
-
-#: Request or response headers as (name, value) pairs; repeated names are kept.
-Headers = Sequence[tuple[str, str]]
-#: ``async (method, path_qs, headers, body) -> (status, headers, body)``: one request, one call.
-Handler = Callable[[str, str, Headers, bytes], Awaitable[tuple[int, Headers, bytes]]]
-
-
-class AuthMode(enum.Enum):
-    """Authentication at the proxy."""
-
-    #: ``Authorization: Bearer <token>`` required on every request (the default).
-    BEARER = "bearer"
-    #: No authentication: anyone who can reach the port can use the service.
-    NONE = "none"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TCPReady:
-    """Ready once the upstream accepts a TCP connection. A handler upstream is ready at once."""
-
-    timeout: float = 15.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HTTPReady:
-    """Ready once ``GET path`` answers 2xx or 3xx (redirects are not followed)."""
-
-    path: str = "/"
-    timeout: float = 15.0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.path, str) or not self.path.startswith("/") or any(c in self.path for c in " \r\n"):
-            raise InvalidServeOptions(f"HTTPReady path must start with '/' and hold no spaces, got {self.path!r}")
-
-
-ReadinessProbe = TCPReady | HTTPReady
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PortMap:
-    """Expose guest port ``guest`` on host port ``host`` (0: any free port)."""
-
-    guest: int
-    host: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("guest", "host"):
-            value = getattr(self, name)
-            low = 1 if name == "guest" else 0
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value < 65536:
-                raise InvalidServeOptions(f"port map {name} port out of range: {value!r}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServeOpts:
-    """How a service is exposed. Defaults suit "open the guest's app in my browser".
-
-    ``ttl`` (seconds) stops the service; ``None`` means no TTL and must be
-    asked for. ``token`` empty with ``AuthMode.BEARER`` means a random
-    256-bit token is generated. ``rate``/``burst`` are per client IP.
-    """
-
-    ports: tuple[PortMap, ...] = (PortMap(guest=8080),)
-    bind: str = LOOPBACK
-    ttl: float | None = 3600.0
-    auth: AuthMode = AuthMode.BEARER
-    token: str = field(default="", repr=False)
-    ready: ReadinessProbe = field(default_factory=TCPReady)
-    max_connections: int = 64
-    max_request_body: int = 10 << 20
-    max_header_bytes: int = 16 << 10
-    idle_timeout: float = 60.0
-    rate: float = 50.0
-    burst: int = 100
-    log_bytes: int = 256 << 10
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "ports", tuple(self.ports))
-        if not self.ports:
-            raise InvalidServeOptions("serve needs at least one port")
-        if len({p.guest for p in self.ports}) != len(self.ports):
-            raise InvalidServeOptions("a guest port is mapped twice")
-        try:
-            ipaddress.ip_address(self.bind)
-        except ValueError:
-            raise InvalidServeOptions(f"bind must be an IP address, got {self.bind!r}") from None
-        if self.ttl is not None and (isinstance(self.ttl, bool) or not self.ttl > 0):
-            raise InvalidServeOptions("ttl must be positive seconds, or None for no TTL")
-        if self.auth is AuthMode.NONE and self.token:
-            raise InvalidServeOptions("a token was given with AuthMode.NONE")
-        for name in ("max_connections", "max_request_body", "max_header_bytes", "burst", "log_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise InvalidServeOptions(f"{name} must be a positive int, got {value!r}")
-        for name in ("idle_timeout", "rate"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise InvalidServeOptions(f"{name} must be positive, got {value!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class TCPAddress:
-    """Where the host reaches a guest port: an address only the host can reach."""
-
-    host: str
-    port: int
-
-
-Upstream = TCPAddress | Handler
-
-
-class LogBuffer:
-    """The service's stdout/stderr as a bounded ring of bytes; never stops the guest.
-
-    Thread-safe: the guest's worker appends, anyone reads.
-    """
-
-    def __init__(self, max_bytes: int) -> None:
-        self._max = max_bytes
-        self._chunks: deque[bytes] = deque()
-        self._size = 0
-        self._dropped = 0
-        self._lock = threading.Lock()
-        self._listeners: list[Callable[[Stream, bytes], None]] = []
-
-    def write(self, stream: Stream, data: bytes) -> int:
-        data = bytes(data)
-        with self._lock:
-            self._chunks.append(data)
-            self._size += len(data)
-            while self._size > self._max and self._chunks:
-                dropped = self._chunks.popleft()
-                self._size -= len(dropped)
-                self._dropped += len(dropped)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener(stream, data)
-        return len(data)
-
-    def write_stdout(self, data: bytes) -> int:
-        return self.write(Stream.STDOUT, data)
-
-    def write_stderr(self, data: bytes) -> int:
-        return self.write(Stream.STDERR, data)
-
-    def subscribe(self, listener: Callable[[Stream, bytes], None]) -> None:
-        """Also call ``listener`` with every chunk from now on (on the writing thread)."""
-        with self._lock:
-            self._listeners.append(listener)
-
-    def text(self) -> str:
-        with self._lock:
-            return b"".join(self._chunks).decode("utf-8", "replace")
-
-    @property
-    def dropped(self) -> int:
-        """Bytes that fell off the front of the ring."""
-        with self._lock:
-            return self._dropped
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServeRequest:
-    """What the core hands a backend to start a guest server.
-
-    Guest output goes to ``logs`` (a ring, never a cap). ``limits`` apply to
-    the guest (memory, files; ``wall_time`` bounds each handler call on the
-    handler bridge); the service's life is bounded by ``ServeOpts.ttl``.
-    """
-
-    pack: Pack
-    spec: Spec
-    limits: Limits
-    vfs: VFS
-    logs: LogBuffer
-    stdin: bytes
-    ports: tuple[int, ...]
-
-
-@runtime_checkable
-class GuestService(Protocol):
-    """A running guest server inside a backend."""
-
-    def upstream(self, guest_port: int) -> Upstream:
-        """How the proxy reaches ``guest_port``: a private TCP address or a handler."""
-        ...
-
-    async def wait(self) -> Outcome:
-        """Return when the guest exits on its own (or raise the limit it hit)."""
-        ...
-
-    async def stop(self) -> None:
-        """Stop the guest and free everything. Idempotent."""
-        ...
-
-
-@runtime_checkable
-class ServeBackend(Protocol):
-    """Optional backend extension: backends that can run servers."""
-
-    def serve_unavailable_reason(self, pack: Pack) -> str | None: ...
-
-    async def serve(self, request: ServeRequest) -> GuestService: ...
-
-
-class ProxyHandle(Protocol):
-    """What the core needs of a running reverse proxy (``playground.serve.RunningProxy``)."""
-
-    @property
-    def url(self) -> str: ...
-
-    @property
-    def addr(self) -> str: ...
-
-    @property
-    def token(self) -> str | None: ...
-
-    @property
-    def done(self) -> asyncio.Event: ...
-
-    @property
-    def error(self) -> BaseException | None: ...
-
-    def recent_logs(self, limit: int | None = None) -> list[str]: ...
-
-    async def stop(self) -> None: ...
-
-    async def fail(self, error: BaseException) -> None: ...
-
-
-#: Starts one proxy: (options, token or None, the port map, upstream, error hook) -> handle.
-#: ``playground.serve.start_service_proxy`` is the one the assembly point hands to ``Sandbox``.
-ProxyStarter = Callable[
-    [ServeOpts, "str | None", PortMap, Upstream, Callable[[BaseException], None]], Awaitable[ProxyHandle]
-]
 
 
 class Service:
@@ -284,8 +78,9 @@ class Service:
     ``stop()`` or TTL. ``stop()`` is idempotent.
     """
 
-    def __init__(self, guest: GuestService, proxies: dict[int, ProxyHandle], token: str | None,
-                 logs: LogBuffer, backend: str) -> None:
+    def __init__(
+        self, guest: GuestService, proxies: dict[int, ProxyHandle], token: str | None, logs: LogBuffer, backend: str
+    ) -> None:
         self._guest = guest
         self._proxies = proxies
         self._token = token
@@ -402,6 +197,7 @@ async def start_service(
     """
     guest = await backend.serve(request)
     proxies: dict[int, ProxyHandle] = {}
+
     def upstream_failed(exc: BaseException) -> None:
         log.info("service upstream error: %s", exc)
 
