@@ -40,6 +40,7 @@ from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
 from backends.wasm.modcache import ModuleCache
 from backends.wasm.state import RunControl
 from backends.wasm.typescript import TypeScriptTransformer
+from playground.core import handoff
 from playground.core.backend import Diagnostic, Request
 from playground.core.errors import BackendUnavailable
 from playground.core.output import Stream
@@ -196,26 +197,11 @@ class WasmBackend:
         limits = request.limits
         memory = limits.get("memory")
         control = RunControl(wall_limit=limits.get("wall_time"), cpu_limit=limits.get("cpu_time"))
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Outcome] = loop.create_future()
-
-        def work() -> None:
-            try:
-                outcome = self._run_blocking(request, control, None if memory is None else int(memory))
-            except BaseException as exc:  # handed to the awaiting task, whatever it is
-                _deliver(loop, done, None, _as_async(exc))
-            else:
-                _deliver(loop, done, outcome, None)
-
-        _start_worker(work, f"wasm-run-{next(_run_ids)}")
-        try:
-            return await asyncio.shield(done)
-        except asyncio.CancelledError:
-            if done.done() and not done.cancelled() and done.exception() is None:
-                raise
-            control.cancel()
-            await live.wait_quietly(done)
-            raise
+        name = f"wasm-run-{next(_run_ids)}"
+        return await handoff.in_thread(
+            lambda: self._run_blocking(request, control, None if memory is None else int(memory)),
+            start=lambda body: _start_worker(body, name), stop=control.cancel, translate=_as_async,
+        )  # fmt: skip
 
     # -- SessionBackend protocol -------------------------------------------------------------
 
@@ -333,34 +319,10 @@ class WasmBackend:
 
 
 def _as_async(exc: BaseException) -> BaseException:
+    """A run's worker error as the awaiting task sees it: a cancelled run is a cancellation."""
     if isinstance(exc, runner.RunCancelled):
         return asyncio.CancelledError()
-    if isinstance(exc, (wasmtime.WasmtimeError, wasmtime.Trap)):
-        return runner.HostFailure(f"wasmtime failed: {str(exc).splitlines()[0] if str(exc) else exc!r}")
-    return exc
-
-
-def _settle(done: asyncio.Future[Outcome], outcome: Outcome | None, error: BaseException | None) -> None:
-    if done.done():
-        return
-    if error is not None:
-        done.set_exception(error)
-    else:
-        assert outcome is not None
-        done.set_result(outcome)
-
-
-def _deliver(
-    loop: asyncio.AbstractEventLoop,
-    done: asyncio.Future[Outcome],
-    outcome: Outcome | None,
-    error: BaseException | None,
-) -> None:
-    """Settle ``done`` on its loop's thread (called from the worker)."""
-    try:
-        loop.call_soon_threadsafe(_settle, done, outcome, error)
-    except RuntimeError:  # the loop is closed; nobody is waiting any more
-        log.debug("event loop closed before a wasm run finished")
+    return live.translate(exc)
 
 
 def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:

@@ -3,17 +3,17 @@
 Both keep one instance alive behind a ``SessionChannel`` (framed stdin,
 blocking ``fd_read``, the ``/.session`` control file); they differ only in
 the channel class, where start-up output goes, argv and env. This module
-holds what is the same: the start-up budget, the worker body, and the
-hand-over of results from the worker thread to the event loop.
+holds what is the same: the start-up budget, the worker body, and how a
+worker's errors look to the event loop (``translate``, for the core's
+``handoff.Delivery`` that carries results over).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, TypeVar
+from typing import Final
 
 import wasmtime
 
@@ -35,7 +35,6 @@ STARTUP_TIME: Final = 30.0
 #: How long stopping an instance waits for its worker thread.
 JOIN_TIMEOUT: Final = 5.0
 
-_T = TypeVar("_T")
 
 WorkerStarter = Callable[[Callable[[], None], str], threading.Thread]
 
@@ -134,37 +133,3 @@ def translate(exc: BaseException) -> BaseException:
         first = str(exc).splitlines()[0] if str(exc) else repr(exc)
         return runner.HostFailure(f"wasmtime failed: {first}")
     return exc
-
-
-def deliverer(loop: asyncio.AbstractEventLoop, done: asyncio.Future[_T]) -> Callable[[_T | BaseException], None]:
-    """A callback for the worker thread that settles ``done`` on its loop (first call wins)."""
-
-    def settle(result: _T | BaseException) -> None:
-        if done.done():
-            return
-        if isinstance(result, BaseException):
-            done.set_exception(translate(result))
-        else:
-            done.set_result(result)
-
-    def deliver(result: _T | BaseException) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, result)
-        except RuntimeError:  # the loop is closed; nobody is waiting any more
-            log.debug("event loop closed before a live wasm instance delivered")
-
-    return deliver
-
-
-async def wait_quietly(done: asyncio.Future[_T]) -> None:
-    """Wait until the worker delivered, ignoring further cancellation; never raise its error.
-
-    Used after a cancel: the worker is always waited for, so no Store is abandoned.
-    """
-    while not done.done():
-        try:
-            await asyncio.wait({done})
-        except asyncio.CancelledError:
-            continue
-    if not done.cancelled():
-        done.exception()

@@ -56,6 +56,7 @@ from playground.core.errors import (
     ServeError,
     TimeLimitExceeded,
 )
+from playground.core.handoff import Delivery
 from playground.core.output import OutputCapture, Stream
 from playground.core.pack import Pack
 from playground.core.result import Outcome
@@ -183,14 +184,13 @@ class WasmGuestService:
         async with self._lock:
             if self._stopped or not self._channel.usable:
                 return _plain(503, "the service is not running")
-            loop = asyncio.get_running_loop()
-            done: asyncio.Future[Outcome] = loop.create_future()
-            deliver = live.deliverer(loop, done)
+            delivery: Delivery[Outcome] = Delivery(live.translate)
+            done = delivery.future
 
             def on_done(result: EvalEnd) -> None:  # worker thread, before the instance stops
                 if isinstance(result, LimitExceeded):
                     self._fatal = result
-                deliver(result)
+                delivery.settle(result)
 
             ticket = ServeTicket(
                 code=payload, output=self._output, wall_limit=self._wall, cpu_limit=self._cpu, on_done=on_done
@@ -268,22 +268,22 @@ async def start_service(
     launch.place_program(request.vfs, launch.main_path(pack, request.spec), request.spec.code_bytes)
     control = live.startup_control(request.limits)
     memory_limit = live.memory_limit_of(request.limits)
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[Outcome | None] = loop.create_future()
-    ended: asyncio.Future[Outcome] = loop.create_future()
+    ready_delivery: Delivery[Outcome | None] = Delivery(live.translate)
+    ready = ready_delivery.future
+    ended_delivery: Delivery[Outcome] = Delivery(live.translate)
+    ended = ended_delivery.future
     ended.add_done_callback(_retrieve)  # nobody need ever wait() for it
-    deliver_ready = live.deliverer(loop, ready)
 
     def on_ready(result: EvalEnd | None) -> None:
         # None: the driver waits for its first request. Anything else: the instance ended first.
-        deliver_ready(result)
+        ready_delivery.settle(result)
 
     channel = ServeChannel(control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready)
     thread = live.start_instance(
         engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
         argv=serve_argv(pack, request.spec), env=launch.environment(pack, request.spec), vfs=request.vfs,
         output=LogOutput(request.logs), memory_limit=memory_limit, start_worker=start_worker,
-        name=f"wasm-serve-{next(_service_ids)}", on_end=live.deliverer(loop, ended),
+        name=f"wasm-serve-{next(_service_ids)}", on_end=ended_delivery.settle,
     )  # fmt: skip
     service = WasmGuestService(channel, thread, ended, request)
     try:

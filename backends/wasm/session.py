@@ -46,6 +46,7 @@ from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
 from playground.core.attempts import AttemptLog
 from playground.core.errors import BackendUnavailable, SessionClosed
+from playground.core.handoff import Delivery, await_worker
 from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture
@@ -177,14 +178,13 @@ class WasmGuestSession:
         """
         if self._closed:
             raise SessionClosed("the session is closed")
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Outcome] = loop.create_future()
+        delivery: Delivery[Outcome] = Delivery(live.translate)
         ticket = EvalTicket(
             code=code.encode("utf-8", "replace"),
             output=output,
             wall_limit=limits.get("wall_time"),
             cpu_limit=limits.get("cpu_time"),
-            on_done=live.deliverer(loop, done),
+            on_done=delivery.settle,
             keyboard=input,
             attempts=attempts if attempts is not None else AttemptLog(),
         )
@@ -193,13 +193,7 @@ class WasmGuestSession:
         except RuntimeError:
             raise SessionClosed("the session's interpreter is not running") from None
         try:
-            return await asyncio.shield(done)
-        except asyncio.CancelledError:
-            if done.done() and not done.cancelled() and done.exception() is None:
-                raise
-            self._channel.kill()
-            await live.wait_quietly(done)
-            raise
+            return await await_worker(delivery.future, self._channel.kill)
         except runner.RunCancelled:
             raise SessionClosed("the session was closed during the eval") from None
 
@@ -237,13 +231,12 @@ async def open_session(
     assert spec is not None and spec.module is not None
     control = live.startup_control(request.limits)
     memory_limit = live.memory_limit_of(request.limits)
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[Outcome | None] = loop.create_future()
-    deliver_ready = live.deliverer(loop, ready)
+    ready_delivery: Delivery[Outcome | None] = Delivery(live.translate)
+    ready = ready_delivery.future
 
     def on_ready(result: EvalEnd | None) -> None:
         # None: the driver waits for its first input. Anything else: the instance ended first.
-        deliver_ready(result)
+        ready_delivery.settle(result)
 
     driver = DRIVERS[spec.session_driver]
     signal_words = signal_words_of(pack)

@@ -1,0 +1,111 @@
+"""Handing a backend's worker-thread results to the event loop, under asyncio cancellation.
+
+Both backends run guest work on threads of their own (a blocking Docker
+stream, a wasmtime Store that must stay on the thread that made it) and
+await it from the event loop. What is the same for every such hand-off
+lives here, once:
+
+- ``Delivery``: a future on the loop that any thread may settle, once.
+- ``await_worker``: await that future with the cancellation guarantees
+  below; ``in_thread`` starts the work and does both.
+
+Cancellation guarantees (every backend entry point that uses these:
+``run``, ``open_session``, ``GuestSession.eval``, ``serve``):
+
+- Cancelling the awaiting task calls ``stop()`` once, which asks the worker
+  to end (kill the container, the instance) and returns at once.
+- ``CancelledError`` leaves only after the worker has settled its
+  ``Delivery``: no worker outlives the task that awaited it, so nothing it
+  holds (a Store, a container) is abandoned. Cancelling again while it
+  winds down changes nothing: the wait goes on, then ``CancelledError``.
+- What the worker raised after a cancel is retrieved and dropped (the
+  caller asked to stop; "never retrieved" warnings would be noise).
+- If the worker had already finished when the cancel came, ``stop`` is not
+  called and ``CancelledError`` leaves at once; the result is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+
+class Delivery(Generic[T]):
+    """A result slot on an event loop that a worker thread fills; the first settlement wins.
+
+    Made on the loop's thread. ``translate`` turns the worker's exceptions
+    into what the awaiting task should see (e.g. a runtime's own error into
+    the core's ``HostFailure``). Settling after the loop closed does nothing:
+    nobody waits any more.
+    """
+
+    def __init__(self, translate: Callable[[BaseException], BaseException] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.future: asyncio.Future[T] = self._loop.create_future()
+        self._translate = translate
+
+    def settle(self, result: T | BaseException) -> None:
+        """From any thread: the worker's value, or the exception it ended with."""
+        try:
+            self._loop.call_soon_threadsafe(self._settle, result)
+        except RuntimeError:  # the loop is closed
+            log.debug("event loop closed before a worker delivered")
+
+    def _settle(self, result: T | BaseException) -> None:
+        if self.future.done():
+            return
+        if isinstance(result, BaseException):
+            self.future.set_exception(self._translate(result) if self._translate else result)
+        else:
+            self.future.set_result(result)
+
+
+async def await_worker(done: asyncio.Future[T], stop: Callable[[], object]) -> T:
+    """``done``'s result, with the module's cancellation guarantees (``stop`` asks the worker to end)."""
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        if done.done() and not done.cancelled() and done.exception() is None:
+            raise
+        stop()
+        await settled(done)
+        raise
+
+
+async def settled(done: asyncio.Future[T]) -> None:
+    """Wait until ``done`` is settled, through any cancellation; never raise what it holds."""
+    while not done.done():
+        try:
+            await asyncio.wait({done})
+        except asyncio.CancelledError:
+            continue
+    if not done.cancelled():
+        done.exception()
+
+
+async def in_thread(
+    work: Callable[[], T],
+    *,
+    start: Callable[[Callable[[], None]], object],
+    stop: Callable[[], object],
+    translate: Callable[[BaseException], BaseException] | None = None,
+) -> T:
+    """Run ``work`` on a worker that ``start`` launches (a thread, a pool's); await it as ``await_worker`` does."""
+    delivery: Delivery[T] = Delivery(translate)
+
+    def body() -> None:
+        try:
+            result = work()
+        except BaseException as exc:  # handed to the awaiting task, whatever it is
+            delivery.settle(exc)
+        else:
+            delivery.settle(result)
+
+    start(body)
+    return await await_worker(delivery.future, stop)
