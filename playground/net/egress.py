@@ -4,11 +4,14 @@ Supports absolute-form ``http://`` requests (forwarded with ``Connection:
 close``, one request per client connection) and ``CONNECT host:port`` tunnels
 (for HTTPS; the proxy never sees inside TLS). For every request it
 
-1. asks :class:`~playground.net.guard.EgressPolicyGuard` about the host and port,
-2. resolves the name itself through the injectable resolver (never the guest's DNS),
-3. checks every answer, and
-4. connects to a checked address through the connector - the address is
-   *pinned*: nothing re-resolves the name, so DNS rebinding cannot swap it.
+1. checks the guest's ``Proxy-Authorization`` when a proxy token is set
+   (:mod:`playground.net.proxy_auth`),
+2. asks :class:`~playground.net.guard.EgressPolicyGuard` about the host and port,
+3. resolves the name itself through the injectable resolver (never the guest's DNS),
+4. checks every answer, and
+5. connects to a checked address through the connector - the address is
+   *pinned*: nothing re-resolves the name, so DNS rebinding cannot swap it
+   (steps 2 to 5 are :func:`~playground.net.pinned.open_pinned`).
 
 Each request, allowed or refused, is recorded as a
 :class:`~playground.core.NetLogEntry` in :attr:`EgressProxy.log`.
@@ -20,9 +23,10 @@ the proxy forwards the bytes that fit and then cuts both connections; the log
 entry says so. Zero in the policy means :data:`DEFAULT_MAX_REQUESTS` /
 :data:`DEFAULT_MAX_BYTES`.
 
-This module holds the decisions and the proxy's lifecycle; the wire format
-(h11 plus strictness checks) is :mod:`playground.net.http1` and moving the
-bytes of an allowed exchange is :mod:`playground.net.relay`.
+This module holds the proxy's lifecycle, its caps and the flow of one
+exchange; the wire format (h11 plus strictness checks) is
+:mod:`playground.net.http1` and moving the bytes of an allowed exchange is
+:mod:`playground.net.relay`.
 
 Threads and loops: an :class:`EgressProxy` belongs to the loop that started
 it; call its methods from that loop only (``log`` snapshots are plain
@@ -32,11 +36,7 @@ values and may be handed anywhere).
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
-import hmac
-import ipaddress
 import logging
 import time
 import urllib.parse
@@ -44,7 +44,7 @@ from collections import deque
 
 from playground.core import NetLogEntry, NetPolicy
 from playground.net import relay
-from playground.net.guard import EgressPolicyGuard, IPAddress, normalize_host
+from playground.net.guard import EgressPolicyGuard
 from playground.net.http1 import (
     MAX_HEAD,
     Refused,
@@ -55,6 +55,8 @@ from playground.net.http1 import (
     send_error,
     split_authority,
 )
+from playground.net.pinned import open_pinned
+from playground.net.proxy_auth import check_proxy_auth
 from playground.net.resolver import Connector, Resolver, direct_connector, system_resolver
 
 logger = logging.getLogger(__name__)
@@ -227,7 +229,7 @@ class EgressProxy:
             self._requests += 1
             if self._requests > self._max_requests:
                 raise Refused(429, f"max_requests ({self._max_requests}) exceeded")
-            self._check_auth(request)
+            check_proxy_auth(request, self._token)
             if self._bytes >= self._max_bytes:
                 raise Refused(403, f"max_bytes ({self._max_bytes}) exhausted")
             if request.method == "CONNECT":
@@ -268,48 +270,16 @@ class EgressProxy:
                     )
                 )
 
-    def _check_auth(self, request: Request) -> None:
-        if self._token is None:
-            return
-        for value in request.header("proxy-authorization"):
-            scheme, _, cred = value.strip().partition(" ")
-            secret = cred.strip()
-            if scheme.lower() == "basic":
-                try:
-                    secret = base64.b64decode(secret, validate=True).decode("utf-8", "replace").partition(":")[2]
-                except (binascii.Error, ValueError):
-                    continue
-            elif scheme.lower() != "bearer":
-                continue
-            if hmac.compare_digest(secret.encode(), self._token.encode()):
-                return
-        raise Refused(407, "proxy authentication required")
-
     async def _open(self, raw_host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """Check, resolve, check again and connect to a checked address. Raises ``Refused``."""
-        verdict = self._guard.check_target(raw_host, port)
-        if not verdict:
-            raise Refused(403, verdict.reason)
-        host = normalize_host(raw_host)
-        literal = self._guard.literal_address(host)
-        if literal is not None:
-            addresses: list[IPAddress] = [literal]
-        else:
-            try:
-                answers = await asyncio.wait_for(self._resolver(host, port), self._connect_timeout)
-            except (TimeoutError, OSError) as exc:
-                raise Refused(502, f"cannot resolve {host}: {exc!r}") from exc
-            verdict = self._guard.check_addresses(host, list(answers))
-            if not verdict:
-                raise Refused(403, verdict.reason)
-            addresses = [ipaddress.ip_address(a) for a in answers]
-        last: BaseException | None = None
-        for address in addresses:
-            try:
-                return await asyncio.wait_for(self._connector(address, port), self._connect_timeout)
-            except (TimeoutError, OSError) as exc:
-                last = exc
-        raise Refused(502, f"cannot connect to {host}:{port}: {last!r}")
+        """A connection to a checked destination at a checked address (:func:`open_pinned`). Raises ``Refused``."""
+        return await open_pinned(
+            self._guard,
+            raw_host,
+            port,
+            resolver=self._resolver,
+            connector=self._connector,
+            timeout=self._connect_timeout,
+        )
 
     def _allow_bytes(self, n: int) -> int:
         """Account ``n`` received bytes; return how many may pass (``< n`` means the cap was hit)."""
