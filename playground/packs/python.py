@@ -2,14 +2,14 @@
 
 from playground.core import Capabilities, DockerSpec, Pack, WasmSpec, WasmVariant
 from playground.packs import scientific
-from playground.packs.python_boot import run_file_script
+from playground.packs.python_boot import PROCESS_TIME_FIX, run_file_script
 from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
 from playground.packs.python_watch import WATCH
 from playground.packs.runtimes import CPYTHON
 
 #: Runs the program as ``python main.py`` would, from ``/work`` (see ``python_boot``); the script's
 #: folder replaces ``sys.path[0]`` as for any script.
-BOOT = run_file_script("    sys.path[0] = os.path.dirname(path)")
+BOOT = PROCESS_TIME_FIX + run_file_script("    sys.path[0] = os.path.dirname(path)")
 #: The same on the Docker tier, after that tier's in-guest attempt report (``python_docker_watch``: it reports
 #: over the descriptor the wrapper opens, and only reports: the container decides).
 DOCKER_BOOT = DOCKER_WATCH + run_file_script("    sys.path[0] = os.path.dirname(path)", watch=False)
@@ -34,7 +34,7 @@ PACK = Pack(
         args=("-B", "-c", BOOT, "{main}", "{args}"),
         main_file="main.py",
         session_driver="repl_py",
-        session_prelude=WATCH,
+        session_prelude=PROCESS_TIME_FIX + WATCH,
         typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
         quiet_paths=STARTUP_PROBES,
         env=HOME,

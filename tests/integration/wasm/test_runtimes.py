@@ -67,3 +67,37 @@ async def test_python_files_and_env(real: Sandbox) -> None:
     # The spec's environment and the pack's HOME (outside the tree, python.HOME); nothing from the host.
     assert result.stdout == b"A [('HOME', '/home/user'), ('K', 'v')]\n", result.stderr
     assert result.files["r.txt"] == b"ok"
+
+
+#: A busy loop timed by the wall clock and by the process's CPU clock (issue #18: the second was 10**7 off).
+CPU_CLOCK = (
+    "import time\n"
+    "wall, cpu, cpu_ns = time.perf_counter(), time.process_time(), time.process_time_ns()\n"
+    "x = 0\n"
+    "while time.perf_counter() - wall < 0.3:\n"
+    "    x += 1\n"
+    "print(time.perf_counter() - wall, time.process_time() - cpu, (time.process_time_ns() - cpu_ns) / 1e9)\n"
+)
+
+
+def _cpu_matches_wall(stdout: bytes) -> None:
+    wall, cpu, cpu_ns = (float(v) for v in stdout.split())
+    # The guest's CPU clock is its worker thread's: it may lag the wall clock (the machine is shared), never lead it.
+    assert 0.05 <= cpu <= wall * 1.05 and abs(cpu - cpu_ns) < 0.05, (wall, cpu, cpu_ns)
+
+
+async def test_python_process_time_counts_seconds(real: Sandbox) -> None:
+    _need(real, "python")
+    result = await real.run(Spec(lang="python", code=CPU_CLOCK))
+    assert result.exit_code == 0, result.stderr
+    _cpu_matches_wall(result.stdout)
+    names = await real.run(Spec(lang="python", code="print(sorted(n for n in dir() if 'playground' in n))"))
+    assert names.stdout == b"[]\n"  # the fix leaves no name behind
+
+
+async def test_python_process_time_counts_seconds_in_a_session(real: Sandbox) -> None:
+    _need(real, "python")
+    async with await real.new_session("python") as session:
+        result = await session.eval(CPU_CLOCK)
+        assert result.exit_code == 0, result.stderr
+        _cpu_matches_wall(result.stdout)
