@@ -54,6 +54,15 @@ user in the ``docker`` group, rootless Docker, Podman, no iptables),
 services; ``diagnostics()`` says which case applies. Plain runs, served
 guests (``network_mode=none``) and REPL sessions need no firewall.
 
+What the guest tried (``Result.attempts``, issue #15): the in-guest hooks of
+Python and node report over a channel the wrapper hands back in its trailer
+(``report``); the host adds what it sees itself: network attempts of a run
+without a network (``sinkhole``) or through the egress proxy, spawned
+commands (``spawnwatch``) and the process limit. The sinkhole and the
+spawn watch need what serving needs (root, a local rootful daemon); without
+it runs have only the in-guest records and the process limit. REPL sessions
+and served guests have no attempt records yet.
+
 Cancellation: cancelling the awaiting task makes the worker kill the
 container within ``POLL`` seconds; ``run`` waits for the worker (and so for
 the container's removal) before ``CancelledError`` leaves. Cancelling twice

@@ -17,10 +17,20 @@ started and did not end, in a run that ended by itself (no limit, no
 signal), means the program stopped its reporting (closed the channel,
 removed the exit handler, left through ``os._exit``): a host record.
 
-Host records (``Observer.HOST``) come from the engine and our own code:
-the pids cgroup's count of refused forks (``max_procs`` reached, recorded
-by the core from ``Outcome.limits_reached``) and, on ``NetPolicy`` runs,
-every request the egress proxy saw (``record_net_log``).
+The in-guest records all carry the time the host read the report (the end
+of the run) as ``first_at``: the report has no clock the host could trust.
+
+Host records (``Observer.HOST``) come from the kernel, the engine and our
+own code, and the guest cannot write any of them:
+
+* the pids cgroup's count of refused forks (``max_procs`` reached: the fork
+  bomb), recorded by the core from ``Outcome.limits_reached``;
+* without a network, every connect and DNS query, refused inside the run's
+  own network namespace (``sinkhole``);
+* on ``NetPolicy`` runs, every request the egress proxy saw
+  (``record_net_log``);
+* the commands the program spawns, from the kernel's process events
+  (``spawnwatch``).
 """
 
 from __future__ import annotations

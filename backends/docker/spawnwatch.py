@@ -18,11 +18,17 @@ as ``process_spawn`` with the command line read from ``/proc/<pid>/cmdline``
 
 Blind spots (stated in every report of this method):
 
-* a process that ends before its command line is read (the event arrives
-  a few microseconds after the exec) is recorded by its name (``comm``),
-  or as "a command that ended before it could be read";
+* a process that is gone before its command line is read (the event
+  arrives microseconds after the exec, later when the machine is busy) is
+  not recorded: it can no longer be shown to be the container's. One that
+  ended but is not yet reaped is recorded by its name (``comm``);
 * the command line is what ``/proc`` shows when it is read: a program can
   rewrite its own ``argv`` (``setproctitle``) right after the exec;
+* the program replacing itself (an ``exec`` without a fork: ``os.execv``,
+  a shell's ``exec``) is not told apart from the wrapper's own chain of
+  execs that started it, so it is not recorded here (Python's hook reports
+  ``os.exec*``); a child that execs twice in a row (``sh -c`` then its
+  command) may be read twice as its last command line;
 * forks without an exec (a fork bomb of shell functions, ``os.fork``) are
   not spawned commands; the process limit they run into is recorded from
   the pids cgroup (``limits_reached``);
@@ -63,6 +69,9 @@ PROC_EVENT_EXIT: Final = 0x80000000
 _DATA: Final = 16 + 20 + 16
 #: The verdict of every record made here.
 VERDICT: Final = "allowed: inside the container"
+#: ``SO_RCVBUFFORCE`` (root may exceed ``rmem_max``) and the receive buffer asked for.
+SO_RCVBUFFORCE: Final = 33
+RECEIVE_BUFFER: Final = 8 << 20
 #: How long ``track`` waits at the end for events already sent.
 DRAIN: Final = 1.0
 
@@ -103,6 +112,8 @@ def listen_socket() -> socket.socket:
     """
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_CONNECTOR)
     try:
+        with contextlib.suppress(OSError):  # room for bursts (every process on the machine reports here)
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
         sock.bind((0, CN_IDX_PROC))
         body = struct.pack("=IIIIHH", CN_IDX_PROC, CN_VAL_PROC, 0, 0, 4, 0) + struct.pack("=I", PROC_CN_MCAST_LISTEN)
         sock.send(struct.pack("=IHHII", 16 + len(body), NLMSG_DONE, 0, 0, 0) + body)
@@ -153,8 +164,9 @@ class SpawnWatch:
             done.wait(DRAIN)
             with self._lock:
                 self._runs.pop(container, None)
-                for pid in run.followed:
-                    self._by_pid.pop(pid, None)
+                for pid in (*run.followed, run.pid):
+                    if self._by_pid.get(pid) is run:
+                        del self._by_pid[pid]
 
     def close(self) -> None:
         with self._lock:
@@ -228,11 +240,16 @@ class SpawnWatch:
         with self._lock:
             run = self._by_pid.get(pid)
             waiting = [r for r in self._runs.values() if not r.started] if run is None else []
-        if run is not None:  # a process of the program's (or the program itself, exec'ing something else)
+        if run is not None:
+            # Not the program's own pid: its exec events (setpriv, env, sh, then the program) may be handled
+            # after it has become the program, or ended, so they cannot be told from a later exec of its own.
+            if pid == run.pid:
+                return
             line = command_line(pid)
-            if pid == run.pid and os.fsencode(line) == run.program.replace(b"\0", b" "):
-                return  # an earlier exec of the wrapper's chain (setpriv, env, sh) read after the program's
-            run.attempts.record(AttemptKind.PROCESS_SPAWN, line, VERDICT, observer=Observer.HOST)
+            # Still the container's: an exit event lost in a flood (a fork bomb) leaves a pid followed that
+            # the kernel may give to another process on the machine.
+            if run.container.encode() in _read(f"/proc/{pid}/cgroup"):
+                run.attempts.record(AttemptKind.PROCESS_SPAWN, line, VERDICT, observer=Observer.HOST)
             return
         if not waiting:
             return

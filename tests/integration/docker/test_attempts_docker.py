@@ -13,6 +13,7 @@ import asyncio
 import ipaddress
 import json
 import socket
+import subprocess
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -377,6 +378,10 @@ def _host_addresses(engine: Engine) -> list[str]:
     return found
 
 
+def _host_routes() -> str:
+    return subprocess.run(["ip", "route", "show", "default"], capture_output=True, text=True, check=True).stdout
+
+
 SINKHOLE_PROBE = """
 import errno, json, socket, struct, sys
 targets, udp_port = json.loads(sys.argv[1])
@@ -428,6 +433,7 @@ async def test_without_a_network_the_host_records_connects_and_lookups_and_nothi
     udp_port = int(udp.get_extra_info("sockname")[1])
     hosts = _host_addresses(engine)
     targets = [[host, port] for host in hosts] + [["203.0.113.7", 4444]]
+    routes = _host_routes()
     try:
         spec = Spec(lang="python", code=SINKHOLE_PROBE, args=(json.dumps([targets, udp_port]),))
         result = await sandbox.run(spec)
@@ -441,6 +447,7 @@ async def test_without_a_network_the_host_records_connects_and_lookups_and_nothi
         "lookup failed", "dns EPERM", "['lo']"
     ]  # fmt: skip
     assert accepted == [] and datagrams == []
+    assert _host_routes() == routes  # the route through loopback was added in the guest's namespace only
     refused = "refused: no network in this sandbox"
     assert host_words(result.attempts) == {
         *((AttemptKind.NETWORK_CONNECT, f"{host}:{p}", refused, Observer.HOST) for host, p in targets),
@@ -469,25 +476,25 @@ async def test_the_host_records_the_commands_a_program_runs(sinkhole: None, engi
     # Commands that live a little: one that ends within microseconds may be gone before it is read (a blind
     # spot: it is then recorded by name or as such, see spawnwatch).
     require_image(engine, bash.PACK)
-    code = "sleep 0.1\nsh -c 'sleep 0.1 </etc/hostname'\nfor i in 1 2 3; do true; /bin/sleep 0.05; done\necho done\n"
+    code = "sleep 0.3\nsh -c 'sleep 0.3 </etc/hostname'\nfor i in 1 2 3; do true; /bin/sleep 0.2; done\necho done\n"
     result = await sandbox.run(Spec(lang="bash", code=code))
     assert result.stdout == b"done\n", result.stderr
     assert seen(result.attempts) == {
-        (AttemptKind.PROCESS_SPAWN, "sleep 0.1", RAN, Observer.HOST),
-        (AttemptKind.PROCESS_SPAWN, "sh -c sleep 0.1 </etc/hostname", RAN, Observer.HOST),
-        (AttemptKind.PROCESS_SPAWN, "/bin/sleep 0.05", RAN, Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "sleep 0.3", RAN, Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "sh -c sleep 0.3 </etc/hostname", RAN, Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "/bin/sleep 0.2", RAN, Observer.HOST),
     }
-    assert next(a.count for a in result.attempts if a.target == "/bin/sleep 0.05") == 3
+    assert next(a.count for a in result.attempts if a.target == "/bin/sleep 0.2") == 3
 
 
 async def test_python_spawns_are_seen_by_the_hook_and_by_the_host(
     python_image: None, sinkhole: None, sandbox: Sandbox
 ) -> None:
-    code = "import subprocess\nsubprocess.run(['sleep', '0.1'])\n"
+    code = "import subprocess\nsubprocess.run(['sleep', '0.3'])\n"
     attempts = await attempts_of(sandbox, "python", code)
     assert seen(attempts) == {
-        (AttemptKind.PROCESS_SPAWN, "sleep 0.1", RAN, Observer.HOST),
-        (AttemptKind.PROCESS_SPAWN, "sleep 0.1", RAN, Observer.GUEST),
+        (AttemptKind.PROCESS_SPAWN, "sleep 0.3", RAN, Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "sleep 0.3", RAN, Observer.GUEST),
     }
 
 
