@@ -14,6 +14,7 @@ import ipaddress
 import json
 import socket
 import subprocess
+import threading
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -504,3 +505,35 @@ async def test_a_compile_step_is_not_the_programs_doing(sinkhole: None, engine: 
     result = await sandbox.run(Spec(lang="go", code=code, limits=COMPILE_LIMITS))
     assert result.stdout == b"hi\n", result.stderr
     assert result.attempts == ()
+
+
+GUEST_DELETES_THE_ROUTE = """
+import errno, socket, struct
+# RTM_DELROUTE of the default route (the guest has no CAP_NET_ADMIN: the kernel refuses), then a connect.
+with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as nl:
+    body = struct.pack('=BBBBBBBBI', socket.AF_INET, 0, 0, 0, 254, 0, 0, 1, 0)
+    nl.send(struct.pack('=IHHII', 16 + len(body), 25, 0x1 | 0x4, 1, 0) + body)
+    answer = nl.recv(4096)
+    print('delete route', errno.errorcode.get(-struct.unpack_from('=i', answer, 16)[0]))
+try:
+    socket.create_connection(('198.51.100.30', 80), timeout=5)
+except OSError as exc:
+    print('connect', errno.errorcode.get(exc.errno))
+"""
+
+
+async def test_the_guest_cannot_take_the_sinkhole_away(python_image: None, sinkhole: None, sandbox: Sandbox) -> None:
+    result = await sandbox.run(Spec(lang="python", code=GUEST_DELETES_THE_ROUTE))
+    assert result.stdout == b"delete route EPERM\nconnect ECONNREFUSED\n", result.stderr
+    assert (AttemptKind.NETWORK_CONNECT, "198.51.100.30:80", NO_NET, Observer.HOST) in host_words(result.attempts)
+
+
+async def test_cancelling_a_run_stops_its_recorders(python_image: None, sinkhole: None, sandbox: Sandbox) -> None:
+    code = "import socket, time\nwhile True:\n    try:\n        socket.create_connection(('198.51.100.31', 80))\n"
+    code += "    except OSError:\n        time.sleep(0.01)\n"
+    task = asyncio.ensure_future(sandbox.run(Spec(lang="python", code=code)))
+    await asyncio.sleep(2.0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [t.name for t in threading.enumerate() if t.name.startswith("docker-sinkhole")] == []
