@@ -79,7 +79,7 @@ class FakeBackend:
 
 
 class FakeGuestSession:
-    """A scripted interpreter: ``set K V``, ``get K``, ``sleep S``, ``die``; state is a dict."""
+    """A scripted interpreter: ``set K V``, ``get K``, ``sleep S``, ``die``, ``held LIMIT``; state is a dict."""
 
     instances = 0
 
@@ -119,6 +119,8 @@ class FakeGuestSession:
             elif cmd == "die":
                 self._alive = False
                 return Outcome(exit_code=1)
+            elif cmd == "held":  # ran into a limit and was held to it (e.g. a fork bomb's max_procs)
+                return Outcome(exit_code=0, limits_reached=(rest[0],))
         return Outcome(exit_code=0)
 
     def close(self) -> None:

@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 
 from playground.core import package_plan, package_tree, variants
-from playground.core.attempts import AttemptKind, AttemptLog
 from playground.core.backend import Backend, CallerRootBackend, ProgressCallback, Provisionable, Request
+from playground.core.capture import Capture
 from playground.core.errors import (
     BackendUnavailable,
     FSQuotaExceeded,
@@ -30,12 +29,12 @@ from playground.core.errors import (
     Unsupported,
 )
 from playground.core.keyboard import InputStream
-from playground.core.limits import DEFAULT_LIMITS, Limits, reached_limit
+from playground.core.limits import DEFAULT_LIMITS, Limits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
 from playground.core.packages import PackageSet, PackageStore
 from playground.core.policy import PREFER_WASM, Policy
-from playground.core.result import Outcome, Result, Usage
+from playground.core.result import Outcome, Result
 from playground.core.serve import (
     LogBuffer,
     ProxyStarter,
@@ -437,32 +436,10 @@ class Sandbox:
         )
         packages = await self._packages_off_loop(spec, on_progress)
         vfs = VFS.for_limits(limits, Layout.CALLER_ROOT if spec.uses_caller_root else Layout.STANDARD)
-        output = OutputCapture(_opt_int(limits.get("max_output")), on_output)
-        attempts = AttemptLog()
-        started = time.monotonic()
+        capture = Capture(output=OutputCapture(_opt_int(limits.get("max_output")), on_output), vfs=vfs, limits=limits)
 
         def result_of(outcome: Outcome | None) -> Result:
-            for name in outcome.limits_reached if outcome else ():
-                held = "refused: the guest was held to it"
-                attempts.record(AttemptKind.LIMIT_REACHED, reached_limit(name, limits), held)
-            return Result(
-                stdout=output.stdout(),
-                stderr=output.stderr(),
-                truncated=output.truncated,
-                exit_code=outcome.exit_code if outcome else -1,
-                files=vfs.collect_out(),
-                usage=Usage(
-                    wall=time.monotonic() - started,
-                    peak_memory=outcome.peak_memory if outcome else 0,
-                    fs_bytes=vfs.bytes_used,
-                    fs_files=vfs.nodes_used,
-                ),
-                backend=backend.name,
-                net_log=outcome.net_log if outcome else (),
-                limits_reached=outcome.limits_reached if outcome else (),
-                attempts=attempts.snapshot(),
-                attempts_dropped=attempts.dropped,
-            )
+            return capture.result(outcome, backend=backend.name)
 
         try:
             _seed(vfs, spec)
@@ -474,8 +451,8 @@ class Sandbox:
             guest_spec = dataclasses.replace(spec, env=package_tree.guest_env(spec.env))
 
         request = Request(
-            pack=pack, spec=guest_spec, limits=limits, vfs=vfs, output=output,
-            stdin=spec.stdin_bytes, progress=on_progress, input=input, attempts=attempts,
+            pack=pack, spec=guest_spec, limits=limits, vfs=vfs, output=capture.output,
+            stdin=spec.stdin_bytes, progress=on_progress, input=input, attempts=capture.attempts,
         )
         try:
             outcome = await backend.run(request)
@@ -485,7 +462,7 @@ class Sandbox:
             raise
 
         result = result_of(outcome)
-        if output.truncated:
+        if capture.output.truncated:
             raise OutputLimitExceeded(f"output limit of {limits.max_output} bytes exceeded", result=result)
         if vfs.quota_hit:
             raise FSQuotaExceeded(

@@ -27,12 +27,13 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from playground.core import variants
 from playground.core.attempts import AttemptLog
+from playground.core.capture import Capture
 from playground.core.errors import InvalidSpec, LimitExceeded, SessionClosed, SessionKilled
 from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack
-from playground.core.result import Outcome, Result, Usage
+from playground.core.result import Outcome, Result
 from playground.core.vfs import VFS
 
 #: Seconds an interrupted eval may take to stop in place before it is cancelled (which kills the interpreter).
@@ -306,35 +307,22 @@ class Session:
             guest = await self._ensure_guest()
             self._fresh = False
             assert self._vfs is not None
-            output = OutputCapture(_opt_int(self.limits.get("max_output")), on_output)
-            attempts = AttemptLog()
-            started = time.monotonic()
-            vfs = self._vfs
+            capture = Capture(
+                output=OutputCapture(_opt_int(self.limits.get("max_output")), on_output), vfs=self._vfs,
+                limits=self.limits,
+            )  # fmt: skip
 
             def result_of(outcome: Outcome | None) -> Result:
-                return Result(
-                    stdout=output.stdout(),
-                    stderr=output.stderr(),
-                    truncated=output.truncated,
-                    exit_code=outcome.exit_code if outcome else -1,
-                    files=vfs.collect_out(),
-                    usage=Usage(
-                        wall=time.monotonic() - started,
-                        peak_memory=outcome.peak_memory if outcome else 0,
-                        fs_bytes=vfs.bytes_used,
-                        fs_files=vfs.nodes_used,
-                    ),
-                    backend=self.backend_name,
-                    restarted=restarted,
-                    interrupted=self._interrupted,
-                    attempts=attempts.snapshot(),
-                    attempts_dropped=attempts.dropped,
+                return capture.result(
+                    outcome, backend=self.backend_name, restarted=restarted, interrupted=self._interrupted
                 )
 
             self._interrupted = False
             self._evaluating = True
             try:
-                outcome = await guest.eval(code, output, self.limits, input=input, attempts=attempts)
+                outcome = await guest.eval(
+                    code, capture.output, self.limits, input=input, attempts=capture.attempts
+                )
             except LimitExceeded as exc:
                 self._kill(guest)
                 if exc.result is None:

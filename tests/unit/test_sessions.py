@@ -5,6 +5,7 @@ import asyncio
 import pytest
 
 from playground.core import (
+    AttemptKind,
     InvalidSpec,
     Limits,
     ManagerClosed,
@@ -325,3 +326,13 @@ async def test_a_cancelled_caller_still_leaves_the_eval_stopped(interruptible: S
 def test_bad_interrupt_grace(grace: object) -> None:
     with pytest.raises(InvalidSpec):
         SessionConfig(interrupt_grace=grace)  # type: ignore[arg-type]
+
+
+async def test_a_limit_held_in_an_eval_is_reported_as_in_a_run(sandbox: Sandbox) -> None:
+    """Runs and evals build their Result in one place (core.capture): a held limit reaches both."""
+    session = await sandbox.new_session("fl")
+    result = await session.eval("held max_procs")
+    assert result.limits_reached == ("max_procs",) and result.exit_code == 0
+    held = [a for a in result.attempts if a.kind is AttemptKind.LIMIT_REACHED]
+    assert len(held) == 1 and "process limit" in held[0].target and held[0].count == 1
+    assert (await session.eval("get x")).limits_reached == ()  # the next eval starts clean
