@@ -1,6 +1,6 @@
 """What the compiled languages' hello worlds need: peak memory, scratch space, and the smallest limits that pass.
 
-    .venv/bin/python bench/compiler_limits.py                       # rust java go, 3 runs each
+    .venv/bin/python bench/compiler_limits.py                       # every compiled pack, 3 runs each
     .venv/bin/python bench/compiler_limits.py --lang rust --runs 5 --sweep
 
 For each language, the pack's example runs ``--runs`` times under generous
@@ -33,10 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backends.docker import DockerBackend, oneshot
 from backends.docker.trailer import Trailer, parse_trailer
 from playground.core import DOCKER_ONLY, LimitExceeded, Limits, Pack, Sandbox, Spec
-from playground.packs import go, java, rust
+from playground.packs import ALL_PACKS
 
 MiB = 1 << 20
-PACKS: dict[str, Pack] = {"rust": rust.PACK, "java": java.PACK, "go": go.PACK}
+#: The compiled languages: the packs whose Docker tier compiles first.
+PACKS: dict[str, Pack] = {p.name: p for p in ALL_PACKS if p.caps.compiles}
 GENEROUS = Limits(memory=2048 * MiB, wall_time=120.0, cpu_time=120.0, fs_quota=1024 * MiB, max_files=100_000)
 SWEEP = (32, 48, 64, 80, 96, 128, 192, 256, 384, 512)
 
@@ -71,7 +72,7 @@ def run_once(sb: Sandbox, pack: Pack, limits: Limits, cold: bool) -> tuple[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lang", default="rust,java,go")
+    parser.add_argument("--lang", default=",".join(PACKS))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sweep", action="store_true", help="also find the smallest memory limit that passes")
     parser.add_argument("--sizes", default=",".join(map(str, SWEEP)), help="memory limits (MiB) for --sweep")

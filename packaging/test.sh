@@ -13,11 +13,14 @@ if ! command -v desktop-file-validate >/dev/null && [ "$(id -u)" = 0 ]; then
 fi
 
 # The Docker tier: start a daemon only if none answers; stop it at exit only if this script started it.
-# Then build its test images from Debian packages (an existing image is reused).
+# Then build its test images from Debian packages (an existing image is reused): one per pack with a
+# Docker tier, named by the packs themselves (DockerSpec.image_packages), so a new language needs no line here.
+mapfile -t IMAGES < <(.venv/bin/python -c 'from playground.packs import ALL_PACKS
+print("\n".join(p.name for p in ALL_PACKS if p.docker is not None and p.docker.image_packages))')
 if [ "$(id -u)" = 0 ] || timeout 10 docker info >/dev/null 2>&1; then
     bash packaging/docker_daemon.sh start
     trap 'bash packaging/docker_daemon.sh stop' EXIT
-    bash packaging/images/build.sh bash node python go rust java
+    bash packaging/images/build.sh "${IMAGES[@]}"
 fi
 
 echo "== ruff" >&2
@@ -44,7 +47,7 @@ if [ "$(id -u)" = 0 ] && [ $# = 0 ]; then
     podman_start=$SECONDS
     bash packaging/podman.sh start
     trap 'bash packaging/podman.sh stop; bash packaging/docker_daemon.sh stop' EXIT
-    bash packaging/podman.sh load bash node python go rust java
+    bash packaging/podman.sh load "${IMAGES[@]}"
     bash packaging/docker_daemon.sh stop
     set +e
     bash packaging/podman.sh without-docker env PLAYGROUND_TEST_EXPECT_ENGINE=podman \

@@ -7,18 +7,19 @@ says it is ready), unpacks the driver and the session nonce into
 ``STAGE``, makes the driver's FIFOs and ``exec``\\s the driver, which then
 owns the container's stdin and stdout (see ``repl_protocol``).
 
-Driver sources are our own files in ``resources/drivers/``; nothing the host
-reads from disk goes in except them.
+Which driver, what runs it and how it is interrupted is the pack's data
+(``DockerSpec.session``, a ``DockerDriver``). Driver sources are our own
+files in ``resources/drivers/``; nothing the host reads from disk goes in
+except them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from backends.docker.wrapper import guest_tar
-from playground.core import Pack
+from playground.core import DockerDriver, Pack
 from playground.resource_files import resource_path
 
 #: Where the driver lives inside the container (on the /tmp tmpfs).
@@ -27,43 +28,8 @@ STAGE: Final = "/tmp/.pg"
 SETUP_FAILED: Final = 125
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Driver:
-    """A REPL driver: its resource file, the program that runs it, the FIFOs it expects.
-
-    ``interrupt``: the argv (run with ``docker exec``) that sends SIGINT to
-    the interpreter's process group, ``{pgid}`` replaced by its pid. Each
-    image's own tool: dash's ``kill`` cannot signal a process group.
-    """
-
-    resource: str
-    program: tuple[str, ...]
-    fifos: tuple[str, ...]
-    interrupt: tuple[str, ...]
-    #: Whether the driver takes ``L`` evals whose stdin is the keyboard (``repl_protocol``). Without
-    #: it the code's stdin is empty, never the command stream.
-    keyboard: bool = False
-
-    def interrupt_argv(self, pgid: int) -> list[str]:
-        return [arg.replace("{pgid}", str(int(pgid))) for arg in self.interrupt]
-
-    @property
-    def filename(self) -> str:
-        return "driver" + Path(self.resource).suffix
-
-
-DRIVERS: Final[dict[str, Driver]] = {
-    "bash": Driver(
-        resource="docker_bash_repl.sh", program=("bash", "--norc", "--noprofile"), fifos=("cmd", "res"),
-        interrupt=("bash", "--norc", "--noprofile", "-c", "kill -INT -- -{pgid}"), keyboard=True,
-    ),
-    "node": Driver(
-        resource="docker_node_repl.js", program=("node",), fifos=("out", "err", "kbd"), keyboard=True,
-        # bash starts in a few ms, node in a few hundred: node only in an image without bash.
-        interrupt=("sh", "-c", "if command -v bash >/dev/null; then exec bash -c 'kill -INT -- -{pgid}'; fi; "
-                               "exec node -e \"process.kill(-{pgid}, 'SIGINT')\""),
-    ),
-}  # fmt: skip
+#: A pack's REPL driver (declared in its ``DockerSpec.session``).
+Driver = DockerDriver
 
 
 def drivers_dir() -> Path:
@@ -72,7 +38,8 @@ def drivers_dir() -> Path:
 
 
 def driver_for(pack: Pack) -> Driver | None:
-    return DRIVERS.get(pack.name)
+    """The REPL driver ``pack`` declares for this tier, or None."""
+    return pack.docker.session if pack.docker is not None else None
 
 
 def no_driver_reason(pack: Pack) -> str | None:

@@ -65,8 +65,6 @@ from playground.core.spec import Spec
 
 log = logging.getLogger(__name__)
 
-#: Serve drivers by the pack's REPL driver: argv after argv[0] (``{main}``, ``{args}`` as in ``WasmSpec.args``).
-SERVE_DRIVERS: Final = {"repl_js": ("--serve", "{main}", "{args}")}
 _service_ids = itertools.count(1)
 _TEXT: Final = (("Content-Type", "text/plain; charset=utf-8"),)
 
@@ -76,7 +74,7 @@ Reply = tuple[int, Headers, bytes]
 def bridge_unavailable_reason(pack: Pack) -> str | None:
     """None when ``pack`` has a handler bridge on this backend; else why not."""
     spec = pack.wasm
-    if spec is None or spec.module is None or spec.session_driver not in SERVE_DRIVERS:
+    if spec is None or spec.module is None or not spec.serve_args:
         return f"no handler bridge for {pack.name}"
     if spec.transform:
         return f"no handler bridge for {pack.name} (it needs a {spec.transform} transform first)"
@@ -87,7 +85,7 @@ def serve_argv(pack: Pack, spec: Spec) -> list[str]:
     """argv of the serving instance: ``[pack.name, *driver args]``."""
     assert pack.wasm is not None
     result = [pack.name]
-    for template in SERVE_DRIVERS[pack.wasm.session_driver]:
+    for template in pack.wasm.serve_args:
         if template == "{args}":
             result.extend(spec.args)
         else:

@@ -45,6 +45,7 @@ from playground.core.output import OutputCapture, OutputListener, Stream
 from playground.core.pack import (
     Artifact,
     Capabilities,
+    DockerDriver,
     DockerSpec,
     Mount,
     Pack,
@@ -114,6 +115,7 @@ __all__ = [
     "Capabilities",
     "Diagnosable",
     "Diagnostic",
+    "DockerDriver",
     "DockerSpec",
     "FSQuotaExceeded",
     "GuestService",

@@ -17,6 +17,8 @@ from playground.core.limits import DEFAULT_LIMITS, Limits
 
 _NAME = re.compile(r"^[a-z][a-z0-9_+-]*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+#: Debian policy 5.6.1: lower case letters, digits, + - . ; at least two characters, starting alphanumeric.
+_DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,12 +70,17 @@ class Mount:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
-    """What a pack supports, so callers and the router know before running."""
+    """What a pack supports, so callers and the router know before running.
+
+    Derived from what the pack declares (``Pack.caps``), never declared
+    beside it, so it cannot disagree with the specs: ``sessions`` when a
+    tier names a REPL driver, ``serve_handler`` when the Wasm tier names a
+    serve driver, ``compiles`` when the Docker tier compiles first,
+    ``packages`` when the pack takes PyPI packages (``Pack.packages``).
+    """
 
     sessions: bool = False
     serve_handler: bool = False
-    serve_socket: bool = False
-    network: bool = False
     compiles: bool = False
     #: Takes pure-Python packages from PyPI (``Spec.packages``, see ``core.packages``): Python's packs only.
     packages: bool = False
@@ -89,7 +96,10 @@ class WasmSpec:
     ``/work``) and ``{args}`` by the user's arguments. ``transform`` names
     a backend-side source transform applied before running (``"typescript"``),
     and ``transformer`` the artifact that performs it, if it needs one.
-    ``session_driver`` names the REPL driver resource for sessions.
+    ``session_driver`` names the REPL driver for sessions (the Wasm
+    backend's table of how each runtime starts one); ``serve_args``, when
+    set, is the runtime's handler bridge for serving (argv after argv[0],
+    ``{main}`` and ``{args}`` as in ``args``).
     ``entry`` is the export that runs the program: ``_start`` for a WASI
     command; for a reactor, its entry function (called after ``_initialize``
     when that is exported; its i32 result is the exit code). ``mounts`` are
@@ -107,6 +117,7 @@ class WasmSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     mounts: tuple[Mount, ...] = ()
     session_driver: str = ""
+    serve_args: tuple[str, ...] = ()
     #: Guest code the REPL driver runs first (the scientific runtime's matplotlib hook).
     session_prelude: str = ""
     transform: str = ""
@@ -119,6 +130,7 @@ class WasmSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "serve_args", tuple(self.serve_args))
         object.__setattr__(self, "quiet_paths", tuple(self.quiet_paths))
         for path in self.quiet_paths:
             if not path.startswith("/") or path != posixpath.normpath(path) or path == "/":
@@ -172,6 +184,47 @@ class WasmVariant:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DockerDriver:
+    """A REPL driver in a container: its resource file, the program that runs it, the FIFOs it expects.
+
+    ``resource`` is a file in ``resources/drivers/``; the session container
+    runs ``program`` on it (``backends/docker/drivers``). ``interrupt`` is
+    the argv (run with ``docker exec``) that sends SIGINT to the
+    interpreter's process group, ``{pgid}`` replaced by its pid: each
+    image's own tool, since dash's ``kill`` cannot signal a process group.
+    ``keyboard``: the driver takes ``L`` evals whose stdin is the keyboard
+    (``backends/docker/repl_protocol``); without it the code's stdin is
+    empty, never the command stream.
+    """
+
+    resource: str
+    program: tuple[str, ...]
+    fifos: tuple[str, ...]
+    interrupt: tuple[str, ...]
+    keyboard: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "program", tuple(self.program))
+        object.__setattr__(self, "fifos", tuple(self.fifos))
+        object.__setattr__(self, "interrupt", tuple(self.interrupt))
+        if not self.resource or "/" in self.resource or self.resource in (".", ".."):
+            raise InvalidPack(f"driver resource must be a plain file name, got {self.resource!r}")
+        if not self.program or not self.interrupt:
+            raise InvalidPack(f"driver {self.resource}: needs a program and an interrupt command")
+        for name in self.fifos:
+            if not re.fullmatch(r"[a-z]+", name):
+                raise InvalidPack(f"driver {self.resource}: FIFO name {name!r} must be lower-case letters")
+
+    def interrupt_argv(self, pgid: int) -> list[str]:
+        return [arg.replace("{pgid}", str(int(pgid))) for arg in self.interrupt]
+
+    @property
+    def filename(self) -> str:
+        """The driver's name in the container: ``driver`` plus the resource's extension."""
+        return "driver" + posixpath.splitext(self.resource)[1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DockerSpec:
     """How the Docker backend runs the language.
 
@@ -180,6 +233,11 @@ class DockerSpec:
     the program; both may use ``{main}`` and ``{args}`` like ``WasmSpec``,
     and ``{stem}``: the program file's name without its extension (Java's
     class, named after the file the user gave, ``Spec.main_file``).
+    ``session`` is the REPL driver sessions run (None: no sessions on this
+    tier). ``image_packages`` is the recipe of the local image
+    ``playground-<pack>:local`` that ``playground images build`` makes when
+    no registry is reachable: the Debian bookworm packages installed
+    (without recommends) into a minimal Debian; empty: no local build.
     """
 
     image: str
@@ -187,16 +245,22 @@ class DockerSpec:
     compile: tuple[str, ...] = ()
     main_file: str = "main"
     workdir: str = "/work"
+    session: DockerDriver | None = None
+    image_packages: tuple[str, ...] = ()
     #: Seconds for a hello world (compile included) with the image present, on the reference machine.
     typical_start: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cmd", tuple(self.cmd))
         object.__setattr__(self, "compile", tuple(self.compile))
+        object.__setattr__(self, "image_packages", tuple(self.image_packages))
         if not self.image:
             raise InvalidPack("docker spec needs an image")
         if not self.cmd:
             raise InvalidPack("docker spec needs a command")
+        for name in self.image_packages:
+            if not _DEBIAN_PACKAGE.match(name):
+                raise InvalidPack(f"image package {name!r} is not a Debian package name")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,11 +286,12 @@ class Pack:
     wasm: WasmSpec | None = None
     docker: DockerSpec | None = None
     extra: Mapping[str, object] = field(default_factory=dict)
-    caps: Capabilities = field(default_factory=Capabilities)
     example: str = ""
     description: str = ""
     limits: Limits | None = None
     error_locations: tuple[str, ...] = ()
+    #: Takes pure-Python packages from PyPI (``Spec.packages``, ``core.packages``).
+    packages: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", tuple(self.aliases))
@@ -237,6 +302,19 @@ class Pack:
     @property
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
+
+    @property
+    def caps(self) -> Capabilities:
+        """What the pack supports, derived from its specs (``Capabilities``)."""
+        wasm, docker = self.wasm, self.docker
+        runtime = wasm is not None and wasm.module is not None
+        return Capabilities(
+            sessions=(runtime and wasm is not None and bool(wasm.session_driver))
+            or (docker is not None and docker.session is not None),
+            serve_handler=runtime and wasm is not None and bool(wasm.serve_args),
+            compiles=docker is not None and bool(docker.compile),
+            packages=self.packages,
+        )
 
     def validate(self) -> Pack:
         """Check the pack on its own; ``validate_packs`` checks a set.

@@ -1,7 +1,7 @@
 """Language packs: one module per language, plain data only."""
 
 from playground.core import Pack
-from playground.packs import bash, go, java, javascript, lua, node, python, rust, typescript, wasm
+from playground.packs import bash, c, go, java, javascript, lua, node, python, rust, typescript, wasm
 
 #: Every pack, in the order the UI lists them.
 ALL_PACKS: tuple[Pack, ...] = (
@@ -14,6 +14,7 @@ ALL_PACKS: tuple[Pack, ...] = (
     java.PACK,
     go.PACK,
     rust.PACK,
+    c.PACK,
     bash.PACK,
 )
 

@@ -12,7 +12,7 @@ offline). Without it, ``playground-go:local`` is used when present (Debian's
 golang-go, built by ``playground images build go``); see ``backends/docker/images.py``.
 """
 
-from playground.core import Capabilities, DockerSpec, Limits, Pack
+from playground.core import DockerSpec, Limits, Pack
 
 MiB = 1 << 20
 
@@ -35,9 +35,9 @@ PACK = Pack(
         compile=(*_ENV, "go", "build", "-o", "/work/main", "{main}"),
         cmd=("/work/main", "{args}"),
         main_file="main.go",
+        image_packages=("golang-go",),
         typical_start=0.52,  # go build included
     ),
-    caps=Capabilities(compiles=True),
     limits=LIMITS,
     example='package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello from Go")\n}\n',
     description="Go (go build) in a hardened container",

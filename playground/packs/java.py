@@ -13,7 +13,7 @@ offline). Without it, ``playground-java:local`` is used when present
 ``backends/docker/images.py``.
 """
 
-from playground.core import Capabilities, DockerSpec, Limits, Pack
+from playground.core import DockerSpec, Limits, Pack
 
 MiB = 1 << 20
 
@@ -35,9 +35,9 @@ PACK = Pack(
         compile=("javac", *(f"-J{flag}" for flag in _JVM), "-d", "/work", "{main}"),
         cmd=("java", *_JVM, "-cp", "/work", "{stem}", "{args}"),
         main_file="Main.java",
+        image_packages=("default-jdk-headless",),
         typical_start=0.85,  # javac included
     ),
-    caps=Capabilities(compiles=True),
     limits=LIMITS,
     example=(
         "public class Main {\n"

@@ -2,7 +2,7 @@
 stdin, process.env), with REPL sessions and web apps served through the handler bridge
 (`export default { fetch(request) }`, see packaging/runtimes/quickjs/driver.c)."""
 
-from playground.core import Capabilities, Pack, WasmSpec
+from playground.core import Pack, WasmSpec
 from playground.packs.runtimes import QUICKJS
 
 PACK = Pack(
@@ -12,9 +12,9 @@ PACK = Pack(
     extensions=(".js", ".mjs", ".cjs"),
     wasm=WasmSpec(
         module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session_driver="repl_js",
+        serve_args=("--serve", "{main}", "{args}"),  # the handler bridge (packaging/runtimes/quickjs/driver.c)
         typical_start=0.0045,  # bench/coldstart.py, Sandbox.run p50
     ),
-    caps=Capabilities(sessions=True, serve_handler=True),
     example='const xs = [1, 2, 3].map((n) => n * n);\nconsole.log("squares:", xs);\n',
     description="JavaScript (QuickJS-NG in WebAssembly)",
     # QuickJS: '    at f (/work/main.js:2:10)', a syntax error '    at /work/main.js:2:9'.

@@ -1,6 +1,6 @@
 """Lua 5.4 compiled to WASI."""
 
-from playground.core import Capabilities, Pack, WasmSpec
+from playground.core import Pack, WasmSpec
 from playground.packs.lua_watch import WATCH
 from playground.packs.runtimes import LUA
 
@@ -15,7 +15,6 @@ PACK = Pack(
         session_prelude=WATCH,
         typical_start=0.0014,  # bench/coldstart.py, Sandbox.run p50
     ),
-    caps=Capabilities(sessions=True),
     example='print("hello from " .. _VERSION)\n',
     description="Lua 5.4 (in WebAssembly; no os.execute or temp files)",
     # 'lua: /work/main.lua:2: attempt to index...' and traceback lines '\t/work/main.lua:5: in main chunk'.

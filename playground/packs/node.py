@@ -7,7 +7,7 @@ it, ``playground-node:local`` is used when present (Debian's nodejs, built by
 ``playground images build node``); see ``backends/docker/images.py``.
 """
 
-from playground.core import DockerSpec, Pack
+from playground.core import DockerDriver, DockerSpec, Pack
 from playground.packs.node_watch import BOOT
 
 PACK = Pack(
@@ -16,7 +16,14 @@ PACK = Pack(
     version="22",
     # node_watch.BOOT installs the in-guest attempt report, then runs the program as `node main.js` would.
     docker=DockerSpec(
-        image="node:22-slim", cmd=("node", "-e", BOOT, "{main}", "{args}"), main_file="main.js", typical_start=0.41
+        image="node:22-slim", cmd=("node", "-e", BOOT, "{main}", "{args}"), main_file="main.js", typical_start=0.41,
+        session=DockerDriver(
+            resource="docker_node_repl.js", program=("node",), fifos=("out", "err", "kbd"), keyboard=True,
+            # bash starts in a few ms, node in a few hundred: node only in an image without bash.
+            interrupt=("sh", "-c", "if command -v bash >/dev/null; then exec bash -c 'kill -INT -- -{pgid}'; fi; "
+                                   "exec node -e \"process.kill(-{pgid}, 'SIGINT')\""),
+        ),
+        image_packages=("nodejs", "python3"),
     ),
     example='const os = require("os");\nconsole.log(`hello from node ${process.version} on ${os.platform()}`);\n',
     description="Node.js in a hardened container",

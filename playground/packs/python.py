@@ -1,6 +1,6 @@
 """Python: CPython 3.12 compiled to WASI, with its standard library embedded."""
 
-from playground.core import Capabilities, DockerSpec, Pack, WasmSpec, WasmVariant
+from playground.core import DockerSpec, Pack, WasmSpec, WasmVariant
 from playground.packs import scientific
 from playground.packs.python_boot import PROCESS_TIME_FIX, run_file_script
 from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
@@ -71,9 +71,11 @@ PACK = Pack(
         image="python:3.12-slim",
         cmd=("python3", "-B", "-c", DOCKER_BOOT, "{main}", "{args}"),
         main_file="main.py",
+        image_packages=("python3", "python3-numpy", "python3-pandas", "python3-scipy", "python3-sklearn",
+                        "python3-matplotlib", "python3-statsmodels", "python3-requests"),
         typical_start=0.2,
     ),
-    caps=Capabilities(sessions=True, serve_socket=True, packages=True),
+    packages=True,
     example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",
     description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",
     # Tracebacks and syntax errors: '  File "/work/main.py", line 5, in <module>'.

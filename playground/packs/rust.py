@@ -10,7 +10,7 @@ is used when present (Debian's rustc, ``playground images build rust``); see
 ``backends/docker/images.py``.
 """
 
-from playground.core import Capabilities, DockerSpec, Limits, Pack
+from playground.core import DockerSpec, Limits, Pack
 
 MiB = 1 << 20
 
@@ -34,9 +34,9 @@ PACK = Pack(
                  "{main}"),
         cmd=("/work/main", "{args}"),
         main_file="main.rs",
+        image_packages=("rustc",),
         typical_start=0.44,  # rustc included
     ),
-    caps=Capabilities(compiles=True),
     limits=LIMITS,
     example='fn main() {\n    println!("hello from Rust");\n}\n',
     description="Rust (rustc) in a hardened container",

@@ -1,6 +1,6 @@
 """TypeScript: transpiled to JavaScript inside Wasm (OXC), then run on QuickJS-NG."""
 
-from playground.core import Capabilities, Pack, WasmSpec
+from playground.core import Pack, WasmSpec
 from playground.packs.runtimes import QUICKJS, TYPESCRIPT_TRANSFORM
 
 PACK = Pack(
@@ -18,7 +18,6 @@ PACK = Pack(
         transformer=TYPESCRIPT_TRANSFORM,
         typical_start=0.005,  # bench/coldstart.py, Sandbox.run p50 (transform included)
     ),
-    caps=Capabilities(),
     example="function greet(name: string): string {\n  return `hello, ${name}`;\n}\nconsole.log(greet(\"ts\"));\n",
     description="TypeScript (types stripped in WebAssembly, run on QuickJS-NG)",
     # Runtime errors '    at f (/work/main.ts:4:9)' (the TypeScript's lines), syntax errors 'main.ts:2: syntax error'.

@@ -1,6 +1,6 @@
 """Raw WASI: the user's own WebAssembly module (preview1 command) is the program."""
 
-from playground.core import Capabilities, Pack, WasmSpec
+from playground.core import Pack, WasmSpec
 
 PACK = Pack(
     name="wasm",
@@ -9,7 +9,6 @@ PACK = Pack(
     extensions=(".wasm", ".wat"),
     # module=None: Spec.code is the module's bytes, or a path to a .wasm under /in.
     wasm=WasmSpec(module=None, args=("{args}",), main_file="main.wasm", typical_start=0.0008),
-    caps=Capabilities(),
     example="",
     description="your own WASI preview1 module (bytes, or a .wasm given in /in)",
 )

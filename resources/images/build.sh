@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Build the Docker tier's local images from Debian packages (no image registry needed).
 #
-#   playground images build [PACK...]              # the same, from any installation
-#   bash packaging/images/build.sh                 # bash and node (what the tests need)
-#   bash packaging/images/build.sh go rust java    # the bigger toolchains, on demand
+#   playground images build [PACK...]              # bash and node by default (what the tests need)
+#   bash packaging/images/build.sh go rust java c  # the same from a checkout: the bigger toolchains
 #   bash packaging/images/build.sh --force bash    # rebuild even if the image exists
+#   bash resources/images/build.sh NAME=PKG,PKG... # this script itself: names and their recipes
+#
+# Which Debian packages a pack's image needs is the pack's data
+# (DockerSpec.image_packages); `playground images build` reads it and calls
+# this script with NAME=PKG,PKG arguments, so a new language adds no line here.
 #
 # Each image NAME becomes `playground-NAME:local`: a debootstrap'ed Debian
 # bookworm (--variant=minbase) with the pack's packages installed without
@@ -31,17 +35,12 @@ BASE_TAR="$CACHE/$SUITE-minbase.tar"
 
 say() { echo "images: $*" >&2; }
 
-packages_for() {
-    case "$1" in
-        bash) echo "bash coreutils" ;;
-        node) echo "nodejs python3" ;;
-        python) echo "python3 python3-numpy python3-pandas python3-scipy python3-sklearn python3-matplotlib python3-statsmodels python3-requests" ;;
-        go) echo "golang-go" ;;
-        rust) echo "rustc" ;;
-        java) echo "default-jdk-headless" ;;
-        busybox) echo "busybox-static" ;;
-        *) return 1 ;;
-    esac
+recipe() {
+    # "NAME=PKG,PKG" -> "NAME PKG PKG" after checking both are plain names (they reach a shell in the chroot).
+    local name="${1%%=*}" pkgs="${1#*=}"
+    [[ "$1" == *=* && "$name" =~ ^[a-z][a-z0-9_+-]*$ && "$pkgs" =~ ^[a-z0-9][a-z0-9+.-]+(,[a-z0-9][a-z0-9+.-]+)*$ ]] ||
+        return 1
+    echo "$name ${pkgs//,/ }"
 }
 
 mirror() {
@@ -144,8 +143,10 @@ strip_rootfs() {
 }
 
 build_one() {
-    local name="$1" force="$2" pkgs image start root
-    pkgs="$(packages_for "$name")" || { say "unknown image '$name' (bash node python go rust java busybox)"; exit 2; }
+    local force="$2" parsed name pkgs image start root
+    parsed="$(recipe "$1")" || {
+        say "'$1' is not NAME=PKG,PKG (a pack's name is resolved by: playground images build ${1%%=*})"; exit 2; }
+    read -r name pkgs <<<"$parsed"
     image="playground-$name:local"
     if [ "$force" = 0 ] && "$CLI" image inspect "$image" >/dev/null 2>&1; then
         say "$image exists ($("$CLI" image inspect -f '{{.Size}}' "$image") bytes); reusing it"
@@ -183,11 +184,11 @@ main() {
     for arg in "$@"; do
         case "$arg" in
             --force) force=1 ;;
-            -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+            -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
             *) names+=("$arg") ;;
         esac
     done
-    [ ${#names[@]} -gt 0 ] || names=(bash node)
+    [ ${#names[@]} -gt 0 ] || { say "nothing to build: give NAME=PKG,PKG (playground images build names packs)"; exit 2; }
     ensure_tools
     for name in "${names[@]}"; do build_one "$name" "$force"; done
 }

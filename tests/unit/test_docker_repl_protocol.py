@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends.docker.drivers import DRIVERS, drivers_dir, no_driver_reason, setup_script
+from backends.docker.drivers import driver_for, drivers_dir, no_driver_reason, setup_script
 from backends.docker.profile import PIDS_OVERHEAD, SESSION_PROCS, EngineKind, session_profile
 from backends.docker.repl_protocol import (
     MAX_CONTROL,
@@ -17,7 +17,7 @@ from backends.docker.repl_protocol import (
     parse_control,
 )
 from playground.core import DEFAULT_LIMITS, Limits
-from playground.packs import bash, java, node
+from playground.packs import ALL_PACKS, bash, java, node
 
 NONCE = "ab" * 16
 
@@ -79,14 +79,18 @@ def test_command_is_length_prefixed() -> None:
 
 
 def test_drivers_exist_and_others_are_refused() -> None:
-    for driver in DRIVERS.values():
+    drivers = [d for d in map(driver_for, ALL_PACKS) if d is not None]
+    assert len(drivers) >= 2
+    for driver in drivers:
         assert (drivers_dir() / driver.resource).is_file()
     assert no_driver_reason(bash.PACK) is None and no_driver_reason(node.PACK) is None
     assert no_driver_reason(java.PACK) == "no REPL driver for java"
 
 
 def test_setup_script_reads_exactly_the_archive() -> None:
-    script = setup_script(DRIVERS["node"], 10240)
+    driver = driver_for(node.PACK)
+    assert driver is not None
+    script = setup_script(driver, 10240)
     assert "head -c 10240 | tar -x -o -f - -C /" in script
     assert script.splitlines()[-1] == "exec node /tmp/.pg/driver.js"
 

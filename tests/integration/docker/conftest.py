@@ -20,10 +20,11 @@ from backends.docker.engine import Engine
 from backends.docker.images import env_var
 from backends.docker.profile import LABEL, EngineKind
 from playground.core import DOCKER_ONLY, Limits, Pack, Sandbox
-from playground.packs import bash, go, java, node, python, rust
+from playground.packs import ALL_PACKS
 from playground.serve import start_service_proxy
 
-PACKS: tuple[Pack, ...] = (bash.PACK, node.PACK, python.PACK, go.PACK, java.PACK, rust.PACK)
+#: Every pack with a Docker tier.
+PACKS: tuple[Pack, ...] = tuple(p for p in ALL_PACKS if p.docker is not None)
 
 #: Generous limits so only the limit under test trips.
 TEST_LIMITS = Limits(wall_time=30.0, cpu_time=30.0)

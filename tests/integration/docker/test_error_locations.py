@@ -1,4 +1,4 @@
-"""Errors name the user's file and line on the Docker tier: bash, Go, Rust, Java (issue #17).
+"""Errors name the user's file and line on the Docker tier: bash, Go, Rust, Java, C (issue #17).
 
 The program is stored under the user's file name (``Spec.main_file``);
 compilers and runtimes then name it, and the pack's patterns find the
@@ -13,7 +13,7 @@ import pytest
 
 from backends.docker.engine import Engine
 from playground.core import Sandbox, Spec, find_locations
-from playground.packs import bash, go, java, rust
+from playground.packs import bash, c, go, java, rust
 from tests.integration.docker.conftest import require_image
 
 pytestmark = pytest.mark.timeout(600)
@@ -28,6 +28,9 @@ CASES = {
              "public class Hello {\n    static int f(int[] a) {\n        return a[3];\n    }\n\n"
              "    public static void main(String[] args) {\n        System.out.println(f(new int[1]));\n    }\n}\n",
              [3, 7]),
+    # gcc: '/work/prog.c:4:20: error: ...' and its note on the same place.
+    "c": (c.PACK, "prog.c", '#include <stdio.h>\n\nint main(void) {\n    printf("%d\\n", missing);\n    return 0;\n}\n',
+          [4, 4]),
 }  # fmt: skip
 
 
@@ -50,3 +53,5 @@ def test_errors_name_the_users_file_and_line(engine: Engine, lang: str) -> None:
     assert [loc.line for loc in found] == lines, stderr
     if lang == "java":
         assert "at Hello.f(Hello.java:3)" in stderr  # it compiled and ran: the class named after the file
+    if lang == "c":
+        assert "/work/prog.c:4:20: error: 'missing' undeclared" in stderr

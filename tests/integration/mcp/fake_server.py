@@ -20,7 +20,6 @@ import sys
 
 from playground.cli import main
 from playground.core import (
-    Capabilities,
     FSQuotaExceeded,
     Outcome,
     Pack,
@@ -32,8 +31,7 @@ from playground.core import (
 )
 from tests.fake_backend import FakeSessionBackend
 
-PACK = Pack(name="fakelang", aliases=("fl",), extensions=(".fl",), version="1.0",
-            wasm=WasmSpec(module=None), caps=Capabilities(sessions=True))
+PACK = Pack(name="fakelang", aliases=("fl",), extensions=(".fl",), version="1.0", wasm=WasmSpec(module=None))
 NO_SESSIONS = Pack(name="plainlang", aliases=("pl",), wasm=WasmSpec(module=None))
 
 
@@ -79,7 +77,7 @@ async def guest(req: Request) -> Outcome:
 
 class _Backend(FakeSessionBackend):
     def session_unavailable_reason(self, pack: Pack) -> str | None:
-        return None if pack.caps.sessions else "this pack has no REPL driver"
+        return None if pack.name == PACK.name else "this pack has no REPL driver"
 
 
 def make_sandbox(policy: Policy) -> Sandbox:
