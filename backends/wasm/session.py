@@ -1,8 +1,8 @@
 """REPL sessions on the Wasm backend: one live instance per session, on its own worker thread.
 
 ``open_session`` starts the pack's runtime with its REPL driver (the
-``session_driver`` named by the pack: a script of ours from
-``resources/drivers`` passed on the command line, or ``qjs --repl``) and
+pack's ``WasmSpec.session``: a script of ours from ``resources/drivers``
+passed on the command line, or ``qjs --repl``) and
 returns when the driver first waits for input. The instance then lives
 on its worker thread, blocked in ``fd_read`` on stdin between evals (no
 deadline, no epoch ticks); each ``eval`` hands it one framed input and
@@ -35,8 +35,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from backends.wasm import cpython_signals, live, runner
 from backends.wasm.artifacts import ArtifactStore
@@ -65,34 +64,10 @@ STARTUP_OUTPUT: Final = 64 << 10
 _session_ids = itertools.count(1)
 
 
-@dataclass(frozen=True, slots=True)
-class Driver:
-    """How a ``session_driver`` name is started: argv after argv[0]; ``{driver}`` is the script's text.
-
-    ``interrupt``: how ``interrupt()`` stops an eval and keeps the
-    interpreter. ``"poll"``: the driver polls ``/.session/interrupt`` while
-    code runs. ``"signal"``: the host sets CPython's SIGINT words, known
-    only for pinned runtimes (``cpython_signals``). None: it cannot.
-    """
-
-    args: tuple[str, ...]
-    script: str = ""
-    interrupt: Literal["poll", "signal"] | None = None
-
-
-DRIVERS: Final = {
-    # CPython cannot poll cheaply (a monitoring callback made loops 5.4x slower): it gets signal words.
-    "repl_py": Driver(args=("-B", "-c", "{driver}"), script="repl.py", interrupt="signal"),
-    # lua.c refuses an -e argument that starts with "-" (the script's comment): ";" is an empty statement.
-    "repl_lua": Driver(args=("-e", ";{driver}"), script="repl.lua", interrupt="poll"),
-    "repl_js": Driver(args=("--repl",), interrupt="poll"),
-}
-
-
 def signal_words_of(pack: Pack) -> SignalWords | None:
     """The SIGINT words for ``pack``'s runtime when its driver is interrupted by signal, else None."""
     spec = pack.wasm
-    if spec is None or spec.module is None or DRIVERS[spec.session_driver].interrupt != "signal":
+    if spec is None or spec.module is None or spec.session is None or spec.session.interrupt != "signal":
         return None
     return cpython_signals.words_for(spec.module.sha256)
 
@@ -102,11 +77,9 @@ def driver_unavailable_reason(pack: Pack) -> str | None:
     spec = pack.wasm
     if spec is None or spec.module is None:
         return f"{pack.name} has no interpreter to keep alive"
-    if not spec.session_driver:
-        return f"{pack.name} names no REPL driver"
-    driver = DRIVERS.get(spec.session_driver)
+    driver = spec.session
     if driver is None:
-        return f"unknown REPL driver {spec.session_driver!r}"
+        return f"{pack.name} names no REPL driver"
     if spec.transform:
         return f"{pack.name} needs a source transform, which sessions do not apply"
     if driver.script and not (DRIVER_DIR / driver.script).is_file():
@@ -116,8 +89,8 @@ def driver_unavailable_reason(pack: Pack) -> str | None:
 
 def driver_argv(pack: Pack) -> list[str]:
     """argv of the session's instance: ``[pack.name, *driver args]``."""
-    assert pack.wasm is not None
-    driver = DRIVERS[pack.wasm.session_driver]
+    assert pack.wasm is not None and pack.wasm.session is not None
+    driver = pack.wasm.session
     script = (DRIVER_DIR / driver.script).read_text("utf-8") if driver.script else ""
     if script and pack.wasm.session_prelude:
         script = pack.wasm.session_prelude + "\n" + script
@@ -238,7 +211,8 @@ async def open_session(
         # None: the driver waits for its first input. Anything else: the instance ended first.
         ready_delivery.settle(result)
 
-    driver = DRIVERS[spec.session_driver]
+    driver = spec.session
+    assert driver is not None  # driver_unavailable_reason above
     signal_words = signal_words_of(pack)
     channel = SessionChannel(
         control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready, signal_words=signal_words

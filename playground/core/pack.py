@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Literal
 
 from playground.core.errors import InvalidLimits, InvalidPack
 from playground.core.limits import DEFAULT_LIMITS, Limits
@@ -87,6 +88,32 @@ class Capabilities:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WasmDriver:
+    """How the Wasm tier starts a session's REPL: argv after argv[0], ``{driver}`` replaced by ``script``'s text.
+
+    ``script`` is a file in ``resources/drivers`` (empty: the runtime has a
+    REPL of its own, ``qjs --repl``). ``interrupt`` is how
+    ``Session.interrupt()`` stops an eval and keeps the interpreter:
+    ``"poll"``, the driver polls ``/.session/interrupt`` while code runs;
+    ``"signal"``, the host sets CPython's SIGINT words, known only for
+    pinned runtimes (``backends/wasm/cpython_signals``); ``""``, it cannot.
+    """
+
+    args: tuple[str, ...]
+    script: str = ""
+    interrupt: Literal["poll", "signal", ""] = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "args", tuple(self.args))
+        if "/" in self.script or self.script in (".", ".."):
+            raise InvalidPack(f"driver script must be a plain file name, got {self.script!r}")
+        if self.interrupt not in ("poll", "signal", ""):
+            raise InvalidPack(f"driver interrupt must be 'poll', 'signal' or '', got {self.interrupt!r}")
+        if self.script and not any("{driver}" in arg for arg in self.args):
+            raise InvalidPack(f"driver {self.script}: no argument takes the script ('{{driver}}')")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WasmSpec:
     """How the Wasm backend runs the language.
 
@@ -96,8 +123,8 @@ class WasmSpec:
     ``/work``) and ``{args}`` by the user's arguments. ``transform`` names
     a backend-side source transform applied before running (``"typescript"``),
     and ``transformer`` the artifact that performs it, if it needs one.
-    ``session_driver`` names the REPL driver for sessions (the Wasm
-    backend's table of how each runtime starts one); ``serve_args``, when
+    ``session`` is the REPL driver sessions run (None: no sessions on this
+    tier); ``serve_args``, when
     set, is the runtime's handler bridge for serving (argv after argv[0],
     ``{main}`` and ``{args}`` as in ``args``).
     ``entry`` is the export that runs the program: ``_start`` for a WASI
@@ -116,7 +143,7 @@ class WasmSpec:
     main_file: str = "main"
     env: Mapping[str, str] = field(default_factory=dict)
     mounts: tuple[Mount, ...] = ()
-    session_driver: str = ""
+    session: WasmDriver | None = None
     serve_args: tuple[str, ...] = ()
     #: Guest code the REPL driver runs first (the scientific runtime's matplotlib hook).
     session_prelude: str = ""
@@ -309,7 +336,7 @@ class Pack:
         wasm, docker = self.wasm, self.docker
         runtime = wasm is not None and wasm.module is not None
         return Capabilities(
-            sessions=(runtime and wasm is not None and bool(wasm.session_driver))
+            sessions=(runtime and wasm is not None and wasm.session is not None)
             or (docker is not None and docker.session is not None),
             serve_handler=runtime and wasm is not None and bool(wasm.serve_args),
             compiles=docker is not None and bool(docker.compile),

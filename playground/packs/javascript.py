@@ -2,8 +2,11 @@
 stdin, process.env), with REPL sessions and web apps served through the handler bridge
 (`export default { fetch(request) }`, see packaging/runtimes/quickjs/driver.c)."""
 
-from playground.core import Pack, WasmSpec
+from playground.core import Pack, WasmDriver, WasmSpec
 from playground.packs.runtimes import QUICKJS
+
+#: The REPL: QuickJS's own (packaging/runtimes/quickjs/driver.c), polling for Ctrl-C.
+REPL = WasmDriver(args=("--repl",), interrupt="poll")
 
 PACK = Pack(
     name="javascript",
@@ -11,7 +14,7 @@ PACK = Pack(
     version="QuickJS-NG 0.17 (ES2023)",
     extensions=(".js", ".mjs", ".cjs"),
     wasm=WasmSpec(
-        module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session_driver="repl_js",
+        module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session=REPL,
         serve_args=("--serve", "{main}", "{args}"),  # the handler bridge (packaging/runtimes/quickjs/driver.c)
         typical_start=0.0045,  # bench/coldstart.py, Sandbox.run p50
     ),

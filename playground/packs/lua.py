@@ -1,8 +1,12 @@
 """Lua 5.4 compiled to WASI."""
 
-from playground.core import Pack, WasmSpec
+from playground.core import Pack, WasmDriver, WasmSpec
 from playground.packs.lua_watch import WATCH
 from playground.packs.runtimes import LUA
+
+#: The REPL: our driver script, polling for Ctrl-C. lua.c refuses an -e argument that starts with "-" (the
+#: script's comment): ";" is an empty statement.
+REPL = WasmDriver(args=("-e", ";{driver}"), script="repl.lua", interrupt="poll")
 
 PACK = Pack(
     name="lua",
@@ -11,7 +15,7 @@ PACK = Pack(
     extensions=(".lua",),
     wasm=WasmSpec(
         # -e WATCH: the in-guest attempt report (lua_watch) is set up before the program runs.
-        module=LUA, args=("-e", WATCH, "{main}", "{args}"), main_file="main.lua", session_driver="repl_lua",
+        module=LUA, args=("-e", WATCH, "{main}", "{args}"), main_file="main.lua", session=REPL,
         session_prelude=WATCH,
         typical_start=0.0014,  # bench/coldstart.py, Sandbox.run p50
     ),

@@ -1,6 +1,6 @@
 """Python: CPython 3.12 compiled to WASI, with its standard library embedded."""
 
-from playground.core import DockerSpec, Pack, WasmSpec, WasmVariant
+from playground.core import DockerSpec, Pack, WasmDriver, WasmSpec, WasmVariant
 from playground.packs import scientific
 from playground.packs.python_boot import PROCESS_TIME_FIX, run_file_script
 from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
@@ -23,6 +23,10 @@ STARTUP_PROBES = ("/pyvenv.cfg", "/pybuilddir.txt", "/Modules/Setup.local", "/li
 #: HOME, ``expanduser`` would leave ``~`` as a folder name under /work.
 HOME = {"HOME": "/home/user"}
 
+#: The REPL: our driver script on the command line. CPython cannot poll for Ctrl-C cheaply (a monitoring
+#: callback made loops 5.4x slower): the host sets its SIGINT words instead (``cpython_signals``).
+REPL = WasmDriver(args=("-B", "-c", "{driver}"), script="repl.py", interrupt="signal")
+
 PACK = Pack(
     name="python",
     aliases=("py", "python3"),
@@ -33,7 +37,7 @@ PACK = Pack(
         module=CPYTHON,
         args=("-B", "-c", BOOT, "{main}", "{args}"),
         main_file="main.py",
-        session_driver="repl_py",
+        session=REPL,
         session_prelude=PROCESS_TIME_FIX + WATCH,
         typical_start=0.067,  # bench/coldstart.py, Sandbox.run p50
         quiet_paths=STARTUP_PROBES,
@@ -53,7 +57,7 @@ PACK = Pack(
                     mounts=scientific.MOUNTS,
                     args=("-B", "-c", scientific.BOOT, "{main}", "{args}"),
                     main_file="main.py",
-                    session_driver="repl_py",
+                    session=REPL,
                     session_prelude=scientific.MPL_SHOW + WATCH,
                     env=scientific.ENV,
                     typical_start=0.035,

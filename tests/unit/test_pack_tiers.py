@@ -12,17 +12,16 @@ import pytest
 
 from backends.docker.drivers import driver_for, drivers_dir, no_driver_reason
 from backends.wasm.serve import bridge_unavailable_reason
-from backends.wasm.session import DRIVERS as WASM_DRIVERS
-from backends.wasm.session import driver_unavailable_reason
+from backends.wasm.session import DRIVER_DIR, driver_unavailable_reason
 from playground.cli.images_cmd import image_recipes
-from playground.core import Capabilities, DockerDriver, DockerSpec, InvalidPack, Pack, WasmSpec
-from playground.packs import ALL_PACKS, bash, c, go, node, python
+from playground.core import Capabilities, DockerDriver, DockerSpec, InvalidPack, Pack, WasmDriver, WasmSpec
+from playground.packs import ALL_PACKS, bash, c, go, javascript, lua, node, python
 
 PACK_IDS = [p.name for p in ALL_PACKS]
 
 
 def _wasm_sessions(pack: Pack) -> bool:
-    return pack.wasm is not None and pack.wasm.module is not None and bool(pack.wasm.session_driver)
+    return pack.wasm is not None and pack.wasm.module is not None and pack.wasm.session is not None
 
 
 @pytest.mark.parametrize("pack", ALL_PACKS, ids=PACK_IDS)
@@ -33,8 +32,8 @@ def test_sessions_are_declared_where_a_driver_is_and_only_there(pack: Pack) -> N
         assert (no_driver_reason(pack) is None) == (docker_driver is not None), no_driver_reason(pack)
     if docker_driver is not None:
         assert (drivers_dir() / docker_driver.resource).is_file()
-    if pack.wasm is not None and pack.wasm.session_driver:
-        assert pack.wasm.session_driver in WASM_DRIVERS, f"{pack.name}: no Wasm driver {pack.wasm.session_driver!r}"
+    if pack.wasm is not None and pack.wasm.session is not None and pack.wasm.session.script:
+        assert (DRIVER_DIR / pack.wasm.session.script).is_file()
     if pack.wasm is not None and pack.wasm.module is not None:
         sessions = driver_unavailable_reason(pack) is None
         # A transform (TypeScript) names no driver: sessions would skip it.
@@ -64,9 +63,7 @@ def test_the_shipped_capabilities() -> None:
 
 def test_every_driver_resource_belongs_to_a_pack() -> None:
     used = {d.resource for d in map(driver_for, ALL_PACKS) if d is not None}
-    used |= {
-        WASM_DRIVERS[p.wasm.session_driver].script for p in ALL_PACKS if p.wasm is not None and p.wasm.session_driver
-    }
+    used |= {p.wasm.session.script for p in ALL_PACKS if p.wasm is not None and p.wasm.session is not None}
     shipped = {f.name for f in drivers_dir().iterdir() if f.is_file()}
     assert shipped == used - {""}
 
@@ -106,7 +103,7 @@ def test_capabilities_cannot_be_declared_beside_the_specs() -> None:
     with pytest.raises(TypeError):
         Pack(name="liar", wasm=WasmSpec(module=None), caps=Capabilities(sessions=True))  # type: ignore[call-arg]
     # A driver without a runtime to keep alive is no session.
-    assert not Pack(name="x", wasm=WasmSpec(module=None, session_driver="repl_py")).caps.sessions
+    assert not Pack(name="x", wasm=WasmSpec(module=None, session=python.REPL)).caps.sessions
 
 
 def test_the_c_pack_is_only_data() -> None:
@@ -117,3 +114,13 @@ def test_the_c_pack_is_only_data() -> None:
     assert driver_for(c.PACK) is None and no_driver_reason(c.PACK) == "no REPL driver for c"
     assert driver_for(bash.PACK) is not None and driver_for(node.PACK) is not None
     assert driver_for(python.PACK) is None  # Python's sessions are on the Wasm tier
+
+
+def test_a_wasm_driver_is_checked() -> None:
+    assert (python.REPL.interrupt, lua.REPL.interrupt, javascript.REPL.interrupt) == ("signal", "poll", "poll")
+    with pytest.raises(InvalidPack, match="plain file name"):
+        WasmDriver(args=("{driver}",), script="../repl.py")
+    with pytest.raises(InvalidPack, match="interrupt"):
+        WasmDriver(args=("--repl",), interrupt="kill")  # type: ignore[arg-type]
+    with pytest.raises(InvalidPack, match="takes the script"):
+        WasmDriver(args=("-c",), script="repl.py")

@@ -58,7 +58,7 @@ def test_another_binary_gets_no_words() -> None:
     spec = python.PACK.wasm
     assert spec is not None and spec.module is not None
     other = Artifact(name=spec.module.name, sha256="0" * 64, size=spec.module.size)
-    pack = Pack(name="python", extensions=(".py",), wasm=WasmSpec(module=other, session_driver="repl_py"))
+    pack = Pack(name="python", extensions=(".py",), wasm=WasmSpec(module=other, session=python.REPL))
     assert signal_words_of(pack) is None
 
 

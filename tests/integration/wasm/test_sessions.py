@@ -397,7 +397,7 @@ async def test_a_driver_that_dies_at_start_is_reported(
     backend: WasmBackend, cache_dir: Path, probe_wasm: bytes
 ) -> None:
     artifact = install_artifact(cache_dir, "probe.wasm", probe_wasm)
-    pack = Pack(name="probe", wasm=WasmSpec(module=artifact, session_driver="repl_lua"))
+    pack = Pack(name="probe", wasm=WasmSpec(module=artifact, session=lua.REPL))
     with Sandbox(backends=[backend], packs=[pack]) as sb:
         before = threading.active_count()
         with pytest.raises(HostFailure, match=r"stopped before its first prompt \(exit code 2\): unknown mode -e"):
