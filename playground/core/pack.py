@@ -76,8 +76,9 @@ class Capabilities:
     Derived from what the pack declares (``Pack.caps``), never declared
     beside it, so it cannot disagree with the specs: ``sessions`` when a
     tier names a REPL driver, ``serve_handler`` when the Wasm tier names a
-    serve driver, ``compiles`` when the Docker tier compiles first,
-    ``packages`` when the pack takes PyPI packages (``Pack.packages``).
+    handler bridge (both need a runtime), ``compiles`` when the Docker
+    tier compiles first, ``packages`` when the pack takes PyPI packages
+    (``Pack.packages``).
     """
 
     sessions: bool = False
@@ -124,9 +125,10 @@ class WasmSpec:
     a backend-side source transform applied before running (``"typescript"``),
     and ``transformer`` the artifact that performs it, if it needs one.
     ``session`` is the REPL driver sessions run (None: no sessions on this
-    tier); ``serve_args``, when
-    set, is the runtime's handler bridge for serving (argv after argv[0],
-    ``{main}`` and ``{args}`` as in ``args``).
+    tier); ``serve_args``, when set, is the runtime's handler bridge for
+    serving (argv after argv[0], ``{main}`` and ``{args}`` as in ``args``).
+    Neither goes with a ``transform``: sessions and the bridge take the
+    code as it is.
     ``entry`` is the export that runs the program: ``_start`` for a WASI
     command; for a reactor, its entry function (called after ``_initialize``
     when that is exported; its i32 result is the exit code). ``mounts`` are
@@ -167,6 +169,8 @@ class WasmSpec:
         object.__setattr__(self, "variants", tuple(self.variants))
         if not self.entry:
             raise InvalidPack("wasm spec needs an entry export name")
+        if self.transform and (self.session is not None or self.serve_args):
+            raise InvalidPack(f"a {self.transform} transform is not applied by sessions or the serve bridge")
         for variant in self.variants:
             if not isinstance(variant, WasmVariant):
                 raise InvalidPack(f"not a WasmVariant: {variant!r}")

@@ -124,3 +124,11 @@ def test_a_wasm_driver_is_checked() -> None:
         WasmDriver(args=("--repl",), interrupt="kill")  # type: ignore[arg-type]
     with pytest.raises(InvalidPack, match="takes the script"):
         WasmDriver(args=("-c",), script="repl.py")
+
+
+def test_a_transform_goes_with_no_session_or_bridge() -> None:
+    """Sessions and the serve bridge take code as it is: a pack cannot claim them for a transformed language."""
+    with pytest.raises(InvalidPack, match="typescript transform"):
+        WasmSpec(module=None, transform="typescript", session=javascript.REPL)
+    with pytest.raises(InvalidPack, match="typescript transform"):
+        WasmSpec(module=None, transform="typescript", serve_args=("--serve", "{main}"))
