@@ -124,6 +124,7 @@ from playground.core import (
     SessionRequest,
     Unsupported,
 )
+from playground.core.backend import CHECKING
 from playground.net import Connector, Resolver
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,15 @@ log = logging.getLogger(__name__)
 MAX_API_VERSION: Final = "1.45"
 #: How long a failed pull is remembered (and reported by ``unavailable_reason``).
 PULL_FAILURE_TTL: Final = 60.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Availability:
+    """What ``refresh`` learned: per pack, None or why it cannot run; and why serving cannot (or None)."""
+
+    learned_at: float
+    reasons: dict[str, str | None]
+    serve: str | None
 
 
 class DockerBackend:
@@ -175,6 +185,10 @@ class DockerBackend:
         self._images: dict[str, tuple[float, bool]] = {}
         self._pull_failures: dict[str, tuple[float, str]] = {}
         self._pulls: dict[str, threading.Lock] = {}
+        #: What ``unavailable_reason`` answers from (``refresh``), and the packs it covers.
+        self._snapshot: _Availability | None = None
+        self._known_packs: dict[str, Pack] = {p.name: p for p in self._packs}
+        self._learning: threading.Thread | None = None
         self._closed = False
         self._sessions: weakref.WeakSet[DockerGuestSession] = weakref.WeakSet()
         self._reapers: set[threading.Thread] = set()
@@ -190,13 +204,57 @@ class DockerBackend:
     # -- availability -------------------------------------------------------
 
     def unavailable_reason(self, pack: Pack) -> str | None:
-        """None when ``pack`` can run here now; else why not. Bounded by the probe timeout.
+        """None when ``pack`` can run here now; else why not. Never blocks (``SlowAvailability``).
 
-        A missing image is a reason only after pulling it failed recently:
-        the first run pulls it.
+        Answers from the last snapshot of the daemon and its images
+        (``CHECKING`` before the first); a stale snapshot is learned again on
+        a thread of its own. A missing image is a reason; so is a pull that
+        failed recently.
         """
         if self._closed:
             return "the Docker backend is closed"
+        if pack.docker is None:
+            return f"{pack.name} has no Docker image"
+        snapshot = self._snapshot_for(pack)
+        if snapshot is None or pack.name not in snapshot.reasons:
+            return CHECKING
+        return snapshot.reasons[pack.name]
+
+    @property
+    def availability_known(self) -> bool:
+        return self._snapshot is not None
+
+    def refresh(self) -> None:
+        """Learn now (blocking) whether the daemon answers and which packs' images it has; see ``SlowAvailability``."""
+        with self._lock:
+            packs = dict(self._known_packs)
+        self._probe.invalidate()
+        reasons = {name: self._learn_reason(pack) for name, pack in packs.items()}
+        serve = self._serve_reason()
+        with self._lock:
+            self._snapshot = _Availability(learned_at=time.monotonic(), reasons=reasons, serve=serve)
+
+    def _snapshot_for(self, pack: Pack) -> _Availability | None:
+        """The last snapshot; learns again in the background when it is stale or lacks ``pack``."""
+        with self._lock:
+            snapshot = self._snapshot
+            known = pack.name in self._known_packs
+            self._known_packs.setdefault(pack.name, pack)
+            stale = snapshot is None or not known or time.monotonic() - snapshot.learned_at >= self._probe.ttl
+            start = stale and not self._closed and (self._learning is None or not self._learning.is_alive())
+            if start:
+                self._learning = threading.Thread(target=self._learn_quietly, name="docker-availability", daemon=True)
+                self._learning.start()
+        return snapshot
+
+    def _learn_quietly(self) -> None:
+        try:
+            self.refresh()
+        except Exception:  # a bug of ours: say so, and answer from what was known
+            log.exception("learning the Docker tier's availability failed")
+
+    def _learn_reason(self, pack: Pack) -> str | None:
+        """``unavailable_reason``, learned now: may ask the daemon (bounded by the probe and API timeouts)."""
         if pack.docker is None:
             return f"{pack.name} has no Docker image"
         probe = self._probe.get()
@@ -465,8 +523,12 @@ class DockerBackend:
 
     def serve_unavailable_reason(self, pack: Pack) -> str | None:
         """Any pack this backend can run can serve, when this process can enter the guest's private network
-        namespace (root, local rootful daemon): that is the proxy's only way in (see ``serve``)."""
-        return self.unavailable_reason(pack) or self._serve_reason()
+        namespace (root, local rootful daemon): that is the proxy's only way in (see ``serve``). Never blocks."""
+        reason = self.unavailable_reason(pack)
+        if reason is not None:
+            return reason
+        snapshot = self._snapshot
+        return CHECKING if snapshot is None else snapshot.serve
 
     def _spawns(self) -> SpawnWatch | None:
         """The backend's ``SpawnWatch``, started on first use; None where the host cannot watch (see ``spawnwatch``)."""

@@ -31,7 +31,7 @@ from playground.app.repl_controller import ReplController, ReplView
 from playground.app.run_controller import RunController, RunView
 from playground.app.run_summary import Summary
 from playground.app.service_controller import ServiceController, ServiceView
-from playground.app.tasks import BackgroundTasks, in_daemon_thread
+from playground.app.tasks import BackgroundTasks
 from playground.app.themes import Theme, theme_named
 from playground.core import (
     Diagnosable,
@@ -44,6 +44,7 @@ from playground.core import (
     UnknownLanguage,
     program_file,
 )
+from playground.core.handoff import in_daemon_thread
 
 log = logging.getLogger(__name__)
 
@@ -159,11 +160,20 @@ class Controller:
 
     # -- languages ------------------------------------------------------------
 
+    def _availability_learned(self) -> None:
+        """The backends learned what they can run: the language list and the current language's status say it."""
+        language = self.view.current_language()
+        self.refresh_languages()
+        self.view.select_language(language)
+        if language:
+            self._show_route(language)  # the status line says where the user's choice runs it
+            self.repl.show_language(language, self.language_status_text(language))
+
     def refresh_languages(self) -> None:
         choices = []
         for name in self.sandbox.languages():
             status = self.sandbox.status(name)
-            choices.append(LanguageChoice(name, status.backend is not None, status.why_not))
+            choices.append(LanguageChoice(name, status.backend is not None, status.why_not, status.checking))
         self.view.set_languages(choices)
 
     def language_status_text(self, language: str, status: LanguageStatus | None = None) -> str:
@@ -173,6 +183,8 @@ class Controller:
         status = status or self.sandbox.status(language)
         if status.backend is not None:
             return f"runs on {status.backend}"
+        if status.checking:
+            return f"checking where {language} can run…"
         return f"{language} cannot run here: {status.why_not}"
 
     def backend_choice(self, language: str) -> str:
@@ -207,7 +219,8 @@ class Controller:
     async def _refresh_route(self, language: str) -> None:
         routes, key = self.routes, self.backend_choice(language)
 
-        def probe() -> tuple[dict[str, str | None], LanguageStatus]:  # may probe the Docker daemon
+        def probe() -> tuple[dict[str, str | None], LanguageStatus]:  # may ask the Docker daemon
+            routes.sandbox_for(key).refresh_availability(unknown_only=True)
             return routes.reasons(language), routes.sandbox_for(key).status(language)
 
         reasons, status = await in_daemon_thread(probe)
@@ -381,6 +394,11 @@ class Controller:
         self._tasks.spawn(self._refresh_backends())
 
     async def _refresh_backends(self) -> None:
+        # What the Docker tier can run takes a daemon to ask: learned off the GUI thread, then shown everywhere.
+        await in_daemon_thread(self.sandbox.refresh_availability, "gui-availability")
+        if self._closed:
+            return
+        self._availability_learned()
         rows = [LanguageRow(name, self.sandbox.status(name)) for name in self.sandbox.languages()]
         backends = list(self.sandbox.backends.values())
 

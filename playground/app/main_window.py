@@ -57,6 +57,8 @@ class LanguageChoice:
     name: str
     available: bool
     reason: str
+    #: Not available yet, but a backend is still learning whether it can run it.
+    checking: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,7 +300,8 @@ class MainWindow(QMainWindow):
         try:
             self.language.clear()
             for choice in choices:
-                label = choice.name if choice.available else f"{choice.name}  (unavailable)"
+                state = "checking…" if choice.checking else "unavailable"
+                label = choice.name if choice.available else f"{choice.name}  ({state})"
                 self.language.addItem(label, choice.name)
                 self.language.setItemData(self.language.count() - 1, choice.reason or "ready",
                                           Qt.ItemDataRole.ToolTipRole)

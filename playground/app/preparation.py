@@ -17,8 +17,8 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from playground.app.tasks import in_daemon_thread
 from playground.core import Sandbox, Spec
+from playground.core.handoff import in_daemon_thread
 
 #: How often the summary's seconds count goes up while preparing.
 TICK = 1.0

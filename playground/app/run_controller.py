@@ -27,7 +27,7 @@ from playground.app.packages_field import suggest_package
 from playground.app.preparation import prepare_for_run
 from playground.app.run_summary import Summary, human_duration, summarize_limit, summarize_result, summary_html
 from playground.app.server_hint import server_evidence
-from playground.app.tasks import BackgroundTasks, in_daemon_thread
+from playground.app.tasks import BackgroundTasks
 from playground.app.themes import Theme
 from playground.core import (
     Attempt,
@@ -40,6 +40,7 @@ from playground.core import (
     SandboxError,
     Spec,
 )
+from playground.core.handoff import in_daemon_thread
 from playground.core.locations import default_program_file
 from playground.core.pack import Pack
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import shiboken6
@@ -76,45 +75,6 @@ class BackgroundTasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def in_daemon_thread(work: Callable[[], T], name: str = "gui-probe") -> T:
-    """Run ``work`` in a new daemon thread and await its result on the running loop.
-
-    For read-only work that may be abandoned when the window quits (a
-    Docker daemon probe that can hang for seconds): unlike
-    ``asyncio.to_thread``, whose pool threads the interpreter joins at exit,
-    a daemon thread never holds up quitting. Never use it for work that
-    must finish (writing files, stopping a guest).
-
-    Cancellation: the awaiting task is cancelled at once; the thread runs
-    on and its result is dropped.
-    """
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: T | None, error: BaseException | None) -> None:
-        if done.done():
-            return
-        if error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(result)  # type: ignore[arg-type]
-
-    def target() -> None:
-        try:
-            result = work()
-        except BaseException as exc:  # handed to the awaiting task
-            outcome: tuple[T | None, BaseException | None] = (None, exc)
-        else:
-            outcome = (result, None)
-        try:
-            loop.call_soon_threadsafe(settle, *outcome)
-        except RuntimeError:  # the loop closed while quitting: nobody waits any more
-            pass
-
-    threading.Thread(target=target, name=name, daemon=True).start()
-    return await done
 
 
 def view_alive(view: object) -> bool:

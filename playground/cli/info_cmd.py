@@ -29,6 +29,7 @@ def render_table(rows: list[list[str]]) -> str:
 def languages_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
     sandbox = make_sandbox(PREFER_WASM)
     try:
+        sandbox.refresh_availability()  # a command may wait for the daemon's answer; the window never does
         rows = [["language", "aliases", "extensions", "runs on"]]
         for name in sandbox.languages():
             status = sandbox.status(name)
@@ -45,6 +46,7 @@ def doctor_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> in
     checks = [_python_check()]
     sandbox = make_sandbox(PREFER_WASM)
     try:
+        sandbox.refresh_availability()
         for backend in sandbox.backends.values():
             if isinstance(backend, Diagnosable):
                 checks.extend(backend.diagnostics())

@@ -86,6 +86,7 @@ def setup_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int
         failed = [lang for lang in wanted if not prepare_language(sandbox, lang)]
         if args.scientific:
             failed += [lang for lang in wanted if not prepare_variants(sandbox, lang)]
+        sandbox.refresh_availability()
         ready = [lang for lang in wanted if sandbox.status(lang).backend is not None]
         ready += [
             f"{lang} ({name})"

@@ -6,6 +6,7 @@ implementation detail.
 
 from playground.core.attempts import Attempt, AttemptKind, AttemptLog, Observer, summarize
 from playground.core.backend import (
+    CHECKING,
     Backend,
     Diagnosable,
     Diagnostic,
@@ -13,6 +14,7 @@ from playground.core.backend import (
     ProgressCallback,
     Provisionable,
     Request,
+    SlowAvailability,
 )
 from playground.core.errors import (
     BackendUnavailable,
@@ -96,6 +98,7 @@ from playground.core.vfs import VFS, VFSError, clean_key
 
 __all__ = [
     "ALL_INTERFACES",
+    "CHECKING",
     "DEFAULT_LIMITS",
     "DOCKER_ONLY",
     "INTERRUPT_GRACE",
@@ -174,6 +177,7 @@ __all__ = [
     "SessionNotFound",
     "SessionRequest",
     "SessionState",
+    "SlowAvailability",
     "Spec",
     "Stopped",
     "Stream",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from playground.core.attempts import AttemptLog
 from playground.core.keyboard import InputStream
@@ -135,7 +135,9 @@ class Backend(Protocol):
     def unavailable_reason(self, pack: Pack) -> str | None:
         """None when this backend can run ``pack`` now; else why not, in words.
 
-        Must be cheap and must not hang (cache expensive probes).
+        Never blocks: the GUI thread and the event loop call it. A backend
+        that must ask something slow (a daemon) answers from a snapshot and
+        says so by implementing ``SlowAvailability``.
         """
         ...
 
@@ -145,6 +147,31 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release resources. Idempotent."""
+        ...
+
+
+#: What a ``SlowAvailability`` backend says of a pack before it has learned anything.
+CHECKING: Final = "still checking whether it can run here"
+
+
+@runtime_checkable
+class SlowAvailability(Protocol):
+    """Optional ``Backend`` extension: learning what it can run takes I/O (a daemon to ask, images to look up).
+
+    ``unavailable_reason`` then answers at once from the last snapshot:
+    ``CHECKING`` for a pack it has not learned about yet (it starts learning
+    on a thread of its own, and again whenever the snapshot is stale; it
+    never waits for it). ``refresh`` learns now, blocking the calling
+    thread: ``Sandbox`` calls it off the event loop when a routing decision
+    needs an answer that is still ``CHECKING``; ``playground doctor`` calls
+    it directly.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def refresh(self) -> None:
+        """Learn what can run here now (every pack asked about so far); blocks, bounded by the backend's timeouts."""
         ...
 
 

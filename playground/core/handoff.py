@@ -8,6 +8,9 @@ lives here, once:
 - ``Delivery``: a future on the loop that any thread may settle, once.
 - ``await_worker``: await that future with the cancellation guarantees
   below; ``in_thread`` starts the work and does both.
+- ``in_daemon_thread``: the exception, for read-only work that may be
+  abandoned (a daemon probe that can hang): no guarantee but that it never
+  holds up the caller or the interpreter's exit.
 
 Cancellation guarantees (every backend entry point that uses these:
 ``run``, ``open_session``, ``GuestSession.eval``, ``serve``):
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -109,3 +113,28 @@ async def in_thread(
 
     start(body)
     return await await_worker(delivery.future, stop)
+
+
+async def in_daemon_thread(work: Callable[[], T], name: str = "probe") -> T:
+    """Run ``work`` in a new daemon thread and await its result on the running loop.
+
+    For read-only work that may be abandoned (a Docker daemon probe that can
+    hang for seconds): unlike ``asyncio.to_thread``, whose pool threads the
+    interpreter joins at exit, a daemon thread never holds up quitting.
+    Never use it for work that must finish (writing files, stopping a guest).
+
+    Cancellation: the awaiting task is cancelled at once; the thread runs
+    on and its result is dropped.
+    """
+    delivery: Delivery[T] = Delivery()
+
+    def body() -> None:
+        try:
+            result = work()
+        except BaseException as exc:  # handed to the awaiting task
+            delivery.settle(exc)
+        else:
+            delivery.settle(result)
+
+    threading.Thread(target=body, name=name, daemon=True).start()
+    return await delivery.future

@@ -16,8 +16,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from playground.core import package_plan, package_tree, variants
-from playground.core.backend import Backend, CallerRootBackend, ProgressCallback, Provisionable, Request
+from playground.core import handoff, package_plan, package_tree, variants
+from playground.core.backend import (
+    CHECKING,
+    Backend,
+    CallerRootBackend,
+    ProgressCallback,
+    Provisionable,
+    Request,
+    SlowAvailability,
+)
 from playground.core.capture import Capture
 from playground.core.errors import (
     BackendUnavailable,
@@ -68,6 +76,16 @@ class LanguageStatus:
     def why_not(self) -> str:
         """The reasons in one line (``wasm: ...; docker: ...``); empty when it can run."""
         return "" if self.backend is not None else _join(self.reasons)
+
+    @property
+    def checking(self) -> bool:
+        """Nothing runs it yet, but a backend is still learning whether it can (``SlowAvailability``)."""
+        return self.backend is None and CHECKING in self.reasons.values()
+
+
+async def _learn(backends: Iterable[SlowAvailability]) -> None:
+    """Each backend refreshes in a daemon thread: a daemon that never answers holds up neither a cancel nor exit."""
+    await asyncio.gather(*(handoff.in_daemon_thread(b.refresh, f"learn-{b.name}") for b in backends))
 
 
 def _join(reasons: Mapping[str, str]) -> str:
@@ -168,8 +186,53 @@ class Sandbox:
         return pack
 
     def status(self, lang: str) -> LanguageStatus:
-        """Which backend the policy would pick to run ``lang`` now, and why not the others."""
+        """Which backend the policy would pick to run ``lang`` now, and why not the others.
+
+        Never blocks (the GUI calls it on its thread): a backend that has not
+        learned yet whether it can run ``lang`` says ``CHECKING``; after
+        ``learn_availability`` or ``refresh_availability`` it knows.
+        """
         return self._status(lang)
+
+    def refresh_availability(self, *, unknown_only: bool = False) -> None:
+        """Every slow backend learns what it can run now, blocking this thread (``playground doctor``, scripts).
+
+        ``unknown_only``: only those still ``CHECKING`` a language of this sandbox.
+        """
+        for backend in self._slow_backends(self._packs, self._backends, unknown_only=unknown_only):
+            backend.refresh()
+
+    async def learn_availability(self) -> None:
+        """Every slow backend still ``CHECKING`` a language of this sandbox learns it now, off the event loop."""
+        await _learn(self._slow_backends(self._packs, self._backends, unknown_only=True))
+
+    async def _learned(self, pack: Pack, **needs: bool) -> None:
+        """Before routing ``pack`` for real: the backends the policy prefers over its choice know their answer.
+
+        Only those: a Python run that Wasm takes never waits for a Docker
+        daemon that does not answer. Learning happens off the event loop.
+        """
+        for _ in range(2):  # a second pass only covers a backend that failed to learn
+            chosen, _ = self._route(pack, **needs)
+            order = list(self.policy.order)
+            ahead = order if chosen is None else order[: order.index(chosen.name)]
+            pending = self._slow_backends([pack], {n: b for n, b in self._backends.items() if n in ahead},
+                                          unknown_only=True)  # fmt: skip
+            if not pending:
+                return
+            await _learn(pending)
+
+    @staticmethod
+    def _slow_backends(
+        packs: Iterable[Pack], backends: Mapping[str, Backend], *, unknown_only: bool
+    ) -> list[SlowAvailability]:
+        found: list[SlowAvailability] = []
+        for backend in backends.values():
+            if not isinstance(backend, SlowAvailability):
+                continue
+            if not unknown_only or any(backend.unavailable_reason(p) == CHECKING for p in packs):
+                found.append(backend)
+        return found
 
     def session_status(self, lang: str) -> LanguageStatus:
         """Which backend would host a REPL session for ``lang`` (``new_session``), and why not the others."""
@@ -369,6 +432,7 @@ class Sandbox:
         pack = self.pack(lang)
         config = config or SessionConfig()
         limits = self.resolve_limits(config.limits, pack)
+        await self._learned(pack, needs_network=False, needs_sessions=True)
         backend, reasons = self._route(pack, needs_network=False, needs_sessions=True)
         if backend is None:
             self.select_backend(pack)  # raises BackendUnavailable when nothing can run it at all
@@ -431,6 +495,7 @@ class Sandbox:
         """
         pack = self.pack_for(spec)
         limits = self.resolve_limits(spec.limits, pack)
+        await self._learned(pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root)
         backend = self.select_backend(
             pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root
         )
@@ -491,6 +556,7 @@ class Sandbox:
         if spec.packages:
             raise Unsupported("serve: Spec.packages are for runs (a served program gets no packages)")
         limits = self.resolve_limits(spec.limits, pack)
+        await self._learned(pack, needs_network=spec.net is not None, needs_serve=True)
         backend, reasons = self._route(pack, needs_network=spec.net is not None, needs_serve=True)
         if backend is None:
             self.select_backend(pack, needs_network=spec.net is not None)

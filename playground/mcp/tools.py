@@ -289,6 +289,7 @@ async def list_languages(ctx: Context[ServerState]) -> LanguagesOutput:
     may request and the defaults used when none are given.
     """
     state = _state(ctx)
+    await state.sandbox.learn_availability()  # a daemon not asked yet is asked now, off the event loop
     infos = [_language_info(state, name) for name in state.sandbox.languages() if name in state.allowed]
     config = state.config
     return LanguagesOutput(

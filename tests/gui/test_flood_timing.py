@@ -66,6 +66,7 @@ def docker_playground(qtbot: QtBot, qloop: object, settings_file: Path) -> Itera
     backend = DockerBackend(packs=(python.PACK,), pull_timeout=10.0)
     sandbox = Sandbox(backends=[backend], packs=[python.PACK], policy=DOCKER_ONLY,
                       default_limits=Limits(wall_time=60.0, cpu_time=60.0))
+    sandbox.refresh_availability()
     if sandbox.status("python").backend != "docker":
         pytest.skip(f"python does not run on Docker here: {sandbox.status('python')}")
     pg = make_playground(qtbot, settings_file, sandbox)

@@ -75,6 +75,7 @@ def test_shift_enter_inserts_a_newline_instead_of_submitting(playground: Playgro
 
 def test_a_language_that_cannot_run_shows_the_reason_in_the_pane(playground: Playground) -> None:
     sandbox = playground.controller.sandbox
+    playground.qtbot.waitUntil(lambda: not any(sandbox.status(n).checking for n in sandbox.languages()), timeout=30_000)
     blocked = [name for name in sandbox.languages() if sandbox.status(name).backend is None]
     if not blocked:
         return  # every language runs here: nothing to explain

@@ -185,4 +185,5 @@ def test_the_firewall_opt_in_does_not_make_serving_possible(monkeypatch: pytest.
     monkeypatch.setattr(docker, "unavailable_reason", lambda pack: None)
     endpoint = SimpleNamespace(socket_path="/var/run/docker.sock", source="default socket")
     monkeypatch.setattr(docker._probe, "get", lambda: SimpleNamespace(endpoint=endpoint, reason=None))
+    docker.refresh()
     assert docker.serve_unavailable_reason(node.PACK) == "no CAP_SYS_ADMIN here"

@@ -81,6 +81,7 @@ def no_container_leaks(engine: Engine) -> Iterator[None]:
 @pytest.fixture
 def backend(engine: Engine) -> Iterator[DockerBackend]:
     b = DockerBackend(packs=PACKS, pull_timeout=10.0)
+    b.refresh()  # what it can run, learned before the test asks (asking never waits)
     yield b
     b.close()
 

@@ -71,6 +71,7 @@ async def test_prefer_wasm_falls_to_docker_for_docker_only_packs(
 
 async def test_docker_only_runs_in_docker(both_image: None, docker_backend: DockerBackend) -> None:
     sandbox = make(docker_backend, DOCKER_ONLY)
+    await sandbox.learn_availability()  # asking never waits for the daemon; learning does, off the loop
     assert sandbox.status("both").backend == "docker"
     result = await sandbox.run(Spec(lang="both", code="echo hi"))
     assert result.backend == "docker" and result.stdout == b"hi\n"
@@ -140,6 +141,7 @@ async def test_missing_images_are_unavailable_with_the_command_that_fixes_it(
     events: list[str] = []
     try:
         sandbox = Sandbox(backends=[backend], packs=[pack], policy=DOCKER_ONLY)
+        backend.refresh()
         reason = backend.unavailable_reason(pack)
         assert reason is not None and "run: playground images build nosuchpack" in reason
         assert "playground-test-absent:0" in reason and "playground-nosuchpack:local" in reason

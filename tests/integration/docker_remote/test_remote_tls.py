@@ -130,8 +130,9 @@ def test_plain_tcp_is_refused_without_connecting(listener: CountingListener, mon
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{listener.port}")
     for name in ("DOCKER_TLS_VERIFY", "DOCKER_TLS", "DOCKER_CERT_PATH", INSECURE_ENV):
         monkeypatch.delenv(name, raising=False)
-    backend = DockerBackend(probe_timeout=1.0)
+    backend = DockerBackend(packs=[bash.PACK], probe_timeout=1.0)
     try:
+        backend.refresh()
         reason = backend.unavailable_reason(bash.PACK)
     finally:
         backend.close()
@@ -139,8 +140,9 @@ def test_plain_tcp_is_refused_without_connecting(listener: CountingListener, mon
     assert listener.accepted == 0
 
     monkeypatch.setenv(INSECURE_ENV, "1")  # the explicit opt-in: now it is tried (and this port never answers)
-    backend = DockerBackend(probe_timeout=1.0)
+    backend = DockerBackend(packs=[bash.PACK], probe_timeout=1.0)
     try:
+        backend.refresh()
         reason = backend.unavailable_reason(bash.PACK)
     finally:
         backend.close()
@@ -163,6 +165,7 @@ def test_a_certificate_from_another_ca_is_a_clear_error(
     backend = DockerBackend(packs=[bash.PACK], probe_timeout=3.0)
     started = time.monotonic()
     try:
+        backend.refresh()
         reason = backend.unavailable_reason(bash.PACK)
         [line] = backend.diagnostics()
     finally:
@@ -178,6 +181,7 @@ def test_missing_client_certificate_is_named(remote_env: TLSDaemon, monkeypatch:
     monkeypatch.setenv("DOCKER_CERT_PATH", str(tmp_path))
     backend = DockerBackend(packs=[bash.PACK])
     try:
+        backend.refresh()
         reason = backend.unavailable_reason(bash.PACK)
     finally:
         backend.close()
