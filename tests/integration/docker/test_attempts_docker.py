@@ -361,7 +361,7 @@ for url in ('http://api.example.test:{port}/', 'http://evil.example.test:{port}/
 
 @pytest.fixture
 def sinkhole(backend: DockerBackend) -> None:
-    why = backend._sinkhole_reason()
+    why = backend._network_record_reason()
     if why is not None:
         pytest.skip(f"no host records of network attempts here: {why}")
 
