@@ -33,7 +33,7 @@ from typing import Final
 
 import wasmtime
 
-from backends.wasm import launch, live, mounts, runner, serve, session, transforms
+from backends.wasm import launch, live, mounts, runner, serve, session, snapshot, transforms
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.diagnose import diagnose
 from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
@@ -87,6 +87,8 @@ class WasmBackend:
         self._state = _State.OPEN
         self._engine: WasmEngine | None = None
         self._modules: ModuleCache | None = None
+        #: Snapshots of started interpreters for one-shot runs (``snapshot``).
+        self.snapshots = snapshot.Snapshots(root, self._artifacts, self._machinery)
 
     @property
     def cache_dir(self) -> Path:
@@ -114,7 +116,17 @@ class WasmBackend:
         absent = [a.name for a in _artifacts_of(pack) if self._artifacts.missing_reason(a, a.name) is not None]
         if absent:
             return absent
-        return [f"{a.name} (compiled for this machine)" for a in _modules_of(pack) if not self.modules.has(a.sha256)]
+        needed = [f"{a.name} (compiled for this machine)" for a in _modules_of(pack) if not self.modules.has(a.sha256)]
+        if self._snapshot_missing(pack):
+            needed.append(f"{pack.name} snapshot (a started interpreter for fast runs)")
+        return needed
+
+    def _snapshot_missing(self, pack: Pack) -> bool:
+        """Whether ``pack`` has a snapshot that is not built yet (and did not fail to build in this process)."""
+        spec = pack.wasm
+        if spec is None or spec.snapshot is None:
+            return False
+        return not self.snapshots.ready(spec) and self.snapshots.failure(spec) is None
 
     def provision(self, pack: Pack, progress: Callable[[str], None]) -> None:
         """Fetch or build ``pack``'s missing runtimes into this backend's cache, then compile them (blocks).
@@ -144,10 +156,32 @@ class WasmBackend:
             except wasmtime.WasmtimeError as exc:
                 raise BackendUnavailable(f"{artifact.name} does not compile: {str(exc).splitlines()[0]}") from None
             progress(f"compiled {artifact.name} in {time.monotonic() - started:.0f} s")
+        spec = pack.wasm
+        if spec is not None and self._snapshot_missing(pack):
+            started = time.monotonic()
+            progress(f"preparing the {pack.name} snapshot (compiling its code once, then starting it)")
+            if self.snapshots.image(pack, None) is None:
+                progress(f"no {pack.name} snapshot ({self.snapshots.failure(spec)}): its runs start cold")
+            else:
+                progress(f"prepared the {pack.name} snapshot in {time.monotonic() - started:.1f} s")
 
     def diagnostics(self) -> list[Diagnostic]:
-        """wasmtime, the cache directory, and every runtime of the packs given at construction."""
-        return diagnose(self._root, self._artifacts, self._packs, wasmtime_version(), self.modules.has)
+        """wasmtime, the cache directory, every runtime of the packs given at construction, and their snapshots."""
+        lines = diagnose(self._root, self._artifacts, self._packs, wasmtime_version(), self.modules.has)
+        for pack in self._packs:
+            spec = pack.wasm
+            if spec is None or spec.snapshot is None:
+                continue
+            if self.snapshots.ready(spec):
+                detail = f"ready in {self.snapshots.directory} (one-shot runs start from it)"
+            else:
+                detail = "not prepared yet: playground setup or the first run prepares it (about 0.4 s)"
+            failure = self.snapshots.failure(spec)
+            lines.append(Diagnostic(
+                name=f"{pack.name} snapshot", ok=failure is None, required=False,
+                detail=detail if failure is None else f"cannot be built here ({failure}); runs start cold",
+            ))  # fmt: skip
+        return lines
 
     # -- Backend protocol --------------------------------------------------------------------
 
@@ -266,12 +300,17 @@ class WasmBackend:
         pack = request.pack
         spec = pack.wasm
         assert spec is not None
+        start: runner.ImageStart | None = None
         if spec.module is None:
             module = modules.user(launch.user_module_bytes(request.spec.code, request.vfs))
             has_program = False
         else:
             path = self._artifacts.verified_path(spec.module, pack.name)
-            module = modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=request.progress)
+            start_from = self._snapshot_start(request)
+            if start_from is not None:
+                module, start = start_from
+            else:
+                module = modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=request.progress)
             program = request.spec.code_bytes
             if spec.transform:
                 transformed = self._transform(spec, program, request, launch.main_path(pack, request.spec))
@@ -297,8 +336,34 @@ class WasmBackend:
             preopens=preopens,
             attempts=request.attempts,
             quiet_paths=spec.quiet_paths,
+            image=start,
         )
         return runner.run(engine, plan, control)
+
+    def _snapshot_start(self, request: Request) -> tuple[wasmtime.Module, runner.ImageStart] | None:
+        """The code module and start of a snapshot run, or None: this run starts cold (``snapshot``).
+
+        Cold: the pack has no snapshot, the run mounts files, has a caller
+        root tree, sets an environment variable the interpreter reads while
+        it starts, has a source too large for the guest's stack, or the
+        snapshot cannot be built here.
+        """
+        pack, spec = request.pack, request.pack.wasm
+        assert spec is not None
+        snap = spec.snapshot
+        if snap is None or spec.mounts or request.spec.uses_caller_root:
+            return None
+        env = launch.environment(pack, request.spec)
+        if snap.needs_cold_start(env):
+            return None
+        data = snapshot.payload(snap, launch.argv(pack, request.spec, has_program=True), env)
+        if len(data) > snapshot.MAX_PAYLOAD:
+            return None
+        got = self.snapshots.image(pack, request.progress)
+        if got is None:
+            return None
+        module, image = got
+        return module, image.start(f"the {pack.name} snapshot", data)
 
     def _transform(self, spec: WasmSpec, program: bytes, request: Request, guest_path: str) -> bytes | str:
         """The transformed program, or the error text for stderr (naming the file as at ``guest_path``)."""

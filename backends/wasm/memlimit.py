@@ -25,6 +25,14 @@ under, so growth later in the run (on the same thread) is charged to it,
 and its size is given back when wasmtime frees it. Memories never move:
 the reservation wasmtime asks for is reserved up front, which is what
 ``memory_may_move=False`` promises the host views.
+
+A memory can start from an image (``MemoryImage``: a snapshot of a started
+interpreter, see ``snapshot``): the next memory created on a thread inside
+``image_scope`` gets the image mapped copy-on-write (``MAP_PRIVATE`` from a
+sealed memfd) over its first pages. Only the declared minimum is
+accessible and charged at creation; the runner grows the memory to the
+image's size before the guest runs, and that growth is charged like any
+other, so the limit covers every page of the image.
 """
 
 from __future__ import annotations
@@ -52,6 +60,9 @@ _mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, 
 _mprotect = _libc.mprotect
 _mprotect.restype = ctypes.c_int
 _mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_memfd_create = _libc.memfd_create
+_memfd_create.restype = ctypes.c_int
+_memfd_create.argtypes = (ctypes.c_char_p, ctypes.c_uint)
 _munmap = _libc.munmap
 _munmap.restype = ctypes.c_int
 _munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
@@ -60,6 +71,10 @@ PROT_NONE: Final = 0
 PROT_RW: Final = 0x1 | 0x2
 MAP_FLAGS: Final = 0x02 | 0x20 | 0x4000  # MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
 MAP_FAILED: Final = ctypes.c_void_p(-1).value
+_MAP_PRIVATE_FIXED: Final = 0x02 | 0x10
+_MFD_CLOEXEC_SEALING: Final = 0x1 | 0x2  # MFD_CLOEXEC | MFD_ALLOW_SEALING
+_F_ADD_SEALS: Final = 1033
+_SEALS: Final = 0x1 | 0x2 | 0x4 | 0x8  # F_SEAL_SEAL | SHRINK | GROW | WRITE
 PAGE: Final = os.sysconf("SC_PAGE_SIZE")
 #: Reserved when wasmtime does not ask for a reservation (a dynamic memory): memories never move.
 DEFAULT_RESERVATION: Final = 4 << 30
@@ -142,6 +157,69 @@ def budget_scope(budget: MemoryBudget) -> Iterator[MemoryBudget]:
         _local.budget = previous
 
 
+class MemoryImage:
+    """The initial content of a linear memory, in a sealed memfd: nothing can change it once made.
+
+    ``length`` is a multiple of the wasm page (64 KiB). Pages of zeros are
+    left as holes (they cost no memory). The file descriptor lives as long
+    as the image (``close``); each memory maps it ``MAP_PRIVATE``, so a run's
+    writes stay its own.
+    """
+
+    __slots__ = ("fd", "length")
+
+    def __init__(self, data: bytes | memoryview, *, name: str = "memory-image") -> None:
+        if len(data) % 65536:
+            raise ValueError("a memory image is a whole number of wasm pages")
+        fd = _memfd_create(name.encode(), _MFD_CLOEXEC_SEALING)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "memfd_create failed")
+        try:
+            os.ftruncate(fd, len(data))
+            view = memoryview(data)
+            zero = bytes(65536)
+            for offset in range(0, len(data), 65536):
+                chunk = view[offset : offset + 65536]
+                if chunk != zero:
+                    os.pwrite(fd, chunk, offset)
+            import fcntl
+
+            fcntl.fcntl(fd, _F_ADD_SEALS, _SEALS)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        self.length = len(data)
+
+    def close(self) -> None:
+        """Close the memfd (memories already mapped keep their pages). Idempotent."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class ImageSlot:
+    """An image waiting for its memory (``image_scope``); ``mapped`` once a memory got it."""
+
+    __slots__ = ("image", "mapped", "minimum")
+
+    def __init__(self, image: MemoryImage, minimum: int) -> None:
+        self.image = image
+        self.minimum = minimum
+        self.mapped = False
+
+
+@contextmanager
+def image_scope(image: MemoryImage, minimum: int) -> Iterator[ImageSlot]:
+    """Map ``image`` into the first linear memory created on this thread inside the block whose declared
+    minimum is ``minimum`` bytes (the module's own memory: never a GC heap); ``mapped`` says it happened."""
+    slot = _local.image = ImageSlot(image, minimum)
+    try:
+        yield slot
+    finally:
+        _local.image = None
+
+
 class _LinearMemory:
     __slots__ = ("base", "budget", "mapped", "maximum", "size")
 
@@ -195,6 +273,13 @@ class MemoryCreator:
                 _munmap(base, mapped)
                 _release(budget, key)
                 return capi.new_error(b"sandbox: cannot commit linear memory")
+            slot: ImageSlot | None = getattr(_local, "image", None)
+            if slot is not None and not slot.mapped and minimum == slot.minimum:
+                if not _map_image(slot.image, base, minimum, reservation):
+                    _munmap(base, mapped)
+                    _release(budget, key)
+                    return capi.new_error(b"sandbox: cannot map the memory image")
+                slot.mapped = True
             with self._lock:
                 self._memories[key] = _LinearMemory(base, mapped, minimum, min(maximum, reservation), budget)
             out[0].env = key
@@ -238,6 +323,18 @@ class MemoryCreator:
         if memory is not None:
             _munmap(memory.base, memory.mapped)
             _release(memory.budget, env)
+
+
+def _map_image(image: MemoryImage, base: int, minimum: int, reservation: int) -> bool:
+    """Map ``image`` copy-on-write at ``base``; only the first ``minimum`` bytes stay accessible."""
+    if image.fd < 0 or image.length > reservation:
+        return False
+    if _mmap(base, image.length, PROT_RW, _MAP_PRIVATE_FIXED, image.fd, 0) != base:
+        return False
+    committed = _round_up(minimum)
+    if image.length > committed:
+        return bool(_mprotect(base + committed, image.length - committed, PROT_NONE) == 0)
+    return True
 
 
 def _release(budget: MemoryBudget | None, key: int) -> None:

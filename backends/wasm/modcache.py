@@ -98,7 +98,27 @@ class ModuleCache:
         Raises:
             wasmtime.WasmtimeError: the artifact is not a valid module for this engine.
         """
-        key = self.key(sha256)
+        return self.derived(sha256, source.read_bytes, source, label=label, progress=progress)
+
+    def derived(
+        self,
+        name: str,
+        build: Callable[[], bytes],
+        shape_source: Path,
+        *,
+        label: str,
+        progress: ProgressCallback | None,
+    ) -> wasmtime.Module:
+        """The compiled module named ``name`` (a hash of everything it is made from), built by ``build``.
+
+        ``build`` runs only when the module is compiled (not on disk yet);
+        ``shape_source`` is a module file with the same tables and memories
+        (the runtime it was derived from), read for ``shape``.
+
+        Raises:
+            wasmtime.WasmtimeError: the bytes are not a valid module for this engine.
+        """
+        key = self.key(name)
         with self._key_lock(key):
             module = self._loaded.get(key)
             if module is not None:
@@ -107,10 +127,10 @@ class ModuleCache:
             module = self._load(path)
             if module is None:
                 _report(progress, f"compiling {label} (first run only)", -1.0)
-                module = wasmtime.Module(self._engine.engine, source.read_bytes())
+                module = wasmtime.Module(self._engine.engine, build())
                 self._store(path, module)
                 _report(progress, f"compiled {label}", 1.0)
-            _remember_shape(module, lambda: shape.read(source), label)
+            _remember_shape(module, lambda: shape.read(shape_source), label)
             self._loaded[key] = module
             return module
 

@@ -30,6 +30,14 @@ How a run ends, and how it is reported:
 
 The Store is closed in ``finally``; nothing of the run outlives the call.
 
+A run can start from a memory image (``Launch.image``, see ``snapshot``):
+the instance's memory is mapped from the image, grown to its size (charged
+to the budget: a limit below the image is ``MemoryLimitExceeded`` before
+the guest runs), and the image's entry is called with the run's source
+(``ImageStart``) instead of ``_start``. A capture (``Launch.capture``)
+runs ``_start`` until the guest reaches the snapshot point, then hands the
+live instance to ``capture`` before the Store closes.
+
 A REPL session is one such run that lasts (``Launch.session``): its
 driver blocks in ``fd_read`` between evals and each eval re-arms the
 deadlines on the same ``RunControl`` (see ``channel`` and ``session``);
@@ -39,7 +47,9 @@ the messages above name the budget of the eval that tripped.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -48,7 +58,7 @@ import wasmtime
 from backends.wasm import tablelimit
 from backends.wasm.engine import WasmEngine
 from backends.wasm.fds import DirDesc
-from backends.wasm.memlimit import MemoryBudget, budget_scope
+from backends.wasm.memlimit import MemoryBudget, MemoryImage, budget_scope, image_scope
 from backends.wasm.state import GuestChannel, RunControl, RunState, StopReason
 from playground.core.attempts import AttemptLog
 from playground.core.errors import (
@@ -79,6 +89,31 @@ class HostFailure(SandboxError):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ImageStart:
+    """How a run starts from a memory image (``snapshot``).
+
+    The memory is mapped from ``image`` and grown to its size. With a
+    ``payload`` (a snapshot run), the payload is written just below
+    ``stack_pointer``, the stack pointer export ``stack_export`` is set
+    below it, and ``entry`` (i32 source, i32 flags) -> i32 is called: 0 is
+    exit code 0, anything else exit code 1. Without one (a capture), the
+    module's ``_start`` runs as usual.
+    """
+
+    image: MemoryImage
+    #: What the image is, for messages ("the python snapshot").
+    label: str
+    #: The module's declared memory minimum in bytes: the memory that gets the image.
+    minimum: int
+    stack_pointer: int = 0
+    #: The host's monotonic clock (ns) at the capture: the guest's monotonic clock goes on from there.
+    monotonic: int | None = None
+    payload: bytes | None = None
+    entry: str = ""
+    stack_export: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Launch:
     """Everything one run needs. ``memory_limit`` etc. are None for UNLIMITED."""
 
@@ -106,6 +141,10 @@ class Launch:
     attempts: AttemptLog = field(default_factory=AttemptLog)
     #: Paths outside the tree the runtime probes on its own (``WasmSpec.quiet_paths``): not attempts.
     quiet_paths: Sequence[str] = ()
+    #: Start from a memory image (a snapshot run or a capture); None: the module's own data.
+    image: ImageStart | None = None
+    #: A capture: called with the live Store and instance once the guest reached its snapshot point.
+    capture: Callable[[wasmtime.Store, wasmtime.Instance], None] | None = None
 
 
 def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
@@ -133,28 +172,44 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
         launch.session.attach(state)
     for name, directory in launch.preopens:
         state.fds.add(DirDesc(directory, directory, preopen_name=name))
+    state.snapshot_point = launch.capture is not None
     peak = 0
     failure: Exception | None = None
     trap_code: wasmtime.TrapCode | None = None
     state.budget = budget
+    start = launch.image
+    slot_scope = image_scope(start.image, start.minimum) if start is not None else nullcontext(None)
     try:
-        with budget_scope(budget), engine.attach(store, state):
+        with budget_scope(budget), engine.attach(store, state), slot_scope as slot:
             control.start_clock()  # bounds a looping start function
             try:
                 try:
                     instance = engine.linker.instantiate(store, launch.module)
                 except wasmtime.WasmtimeError as exc:
+                    if start is not None and budget.refused:
+                        raise _image_exceeded(budget, start) from None
                     if control.reason is not None or budget.refused or isinstance(exc, wasmtime.Trap):
                         raise
                     raise InvalidSpec(f"the module cannot be instantiated: {_first_line(exc)}") from None
+                if start is not None:
+                    if slot is None or not slot.mapped:
+                        raise HostFailure(f"{start.label}: the memory image was not mapped into the module's memory")
+                    _grow_to_image(store, instance, start, budget)
                 control.start_clock()  # the user's wall time starts now
                 launch.attempts.restart_clock()  # and the attempts' first_at
-                _enter(store, instance, launch.entry, control)
+                if start is not None and start.payload is not None:
+                    if start.monotonic is not None:
+                        state.monotonic_offset = time.monotonic_ns() - start.monotonic
+                    _enter_image(store, instance, start, control)
+                else:
+                    _enter(store, instance, launch.entry, control)
             except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
                 failure = exc
                 trap_code = exc.trap_code if isinstance(exc, wasmtime.Trap) else None
             finally:
                 peak = _peak_memory(store, state)
+            if control.reason is StopReason.SNAPSHOT and launch.capture is not None:
+                launch.capture(store, instance)
     finally:
         state.release()
         store.close()
@@ -176,6 +231,55 @@ def _enter(store: wasmtime.Store, instance: wasmtime.Instance, entry: str, contr
     code = start(store)
     if isinstance(code, int):
         control.stop(StopReason.EXIT, exit_code=code)
+
+
+def _grow_to_image(store: wasmtime.Store, instance: wasmtime.Instance, start: ImageStart, budget: MemoryBudget) -> None:
+    """Grow the mapped memory to the image's size, charged to the budget.
+
+    Raises:
+        MemoryLimitExceeded: the limit is below the image (the guest never ran).
+        HostFailure: the module exports no memory.
+    """
+    memory = instance.exports(store).get("memory")
+    if not isinstance(memory, wasmtime.Memory):
+        raise HostFailure(f"{start.label}: the module exports no memory")
+    pages = start.image.length // 65536
+    current = memory.size(store)
+    if pages <= current:
+        return
+    try:
+        memory.grow(store, pages - current)
+    except wasmtime.WasmtimeError:
+        if not budget.refused:
+            raise
+        raise _image_exceeded(budget, start) from None
+
+
+def _image_exceeded(budget: MemoryBudget, start: ImageStart) -> MemoryLimitExceeded:
+    """The error for a limit below the memory image: the guest never ran."""
+    budget.refuse(
+        f"below the {start.image.length} bytes ({start.image.length / 2**20:.1f} MiB) that {start.label} "
+        "starts with: raise the memory limit"
+    )
+    return memory_exceeded(budget, None)
+
+
+def _enter_image(store: wasmtime.Store, instance: wasmtime.Instance, start: ImageStart, control: RunControl) -> None:
+    """Call the image's entry with the run's source, written on the guest's stack below the captured pointer."""
+    assert start.payload is not None
+    exports = instance.exports(store)
+    memory, entry, stack = exports.get("memory"), exports.get(start.entry), exports.get(start.stack_export)
+    if not isinstance(memory, wasmtime.Memory) or not isinstance(entry, wasmtime.Func):
+        raise HostFailure(f"{start.label}: the module does not export memory and {start.entry}")
+    if not isinstance(stack, wasmtime.Global):
+        raise HostFailure(f"{start.label}: the module does not export its stack pointer")
+    address = (start.stack_pointer - len(start.payload) - 64) & ~15
+    if address <= 0:
+        raise HostFailure(f"{start.label}: the run's source does not fit on the stack")
+    memory.write(store, start.payload, address)
+    stack.set_value(store, address - 16)
+    if entry(store, address, 0) != 0:  # an uncaught exception was printed: exit 1, as CPython's own exit
+        control.stop(StopReason.EXIT, exit_code=1)
 
 
 def _peak_memory(store: wasmtime.Store, state: RunState) -> int:
@@ -205,7 +309,7 @@ def _classify(
         raise HostFailure(f"a WASI host function failed: {control.error!r}") from control.error
     if reason is StopReason.EXIT:
         exit_code = control.exit_code & 0xFF
-    elif failure is None:
+    elif reason is StopReason.SNAPSHOT or failure is None:
         exit_code = 0
     else:
         exit_code = TRAP_EXIT_CODE

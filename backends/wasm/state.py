@@ -42,6 +42,7 @@ class StopReason(enum.Enum):
     CPU_TIME = "cpu_time"
     OUTPUT_LIMIT = "output_limit"
     HOST_ERROR = "host_error"  # a bug in a host function; ``RunControl.error`` holds it
+    SNAPSHOT = "snapshot"  # a capture reached its snapshot point (``snapshot``)
 
 
 class RunControl:
@@ -193,7 +194,7 @@ class RunState:
 
     __slots__ = (
         "args", "budget", "caller", "control", "ctx", "env", "fds", "home", "keyboard", "memory",
-        "output", "quiet_paths", "report", "session", "stdin", "stdin_pos", "vfs",
+        "monotonic_offset", "output", "quiet_paths", "report", "session", "snapshot_point", "stdin", "stdin_pos", "vfs",
     )  # fmt: skip
 
     def __init__(
@@ -232,6 +233,11 @@ class RunState:
         self.env = [f"{k}={v}".encode("utf-8", "surrogateescape") + b"\0" for k, v in env.items()]
         self.fds = FdTable(vfs)
         self.memory = GuestMemory()
+        #: A capture (``snapshot``): the guest's ``clock_res_get`` on the realtime clock stops it there.
+        self.snapshot_point = False
+        #: Subtracted from the host's monotonic clock (ns): a snapshot run's guest clock goes on from the
+        #: capture's, where the C library's start-up readings (``clock()``, ``times()``) were taken.
+        self.monotonic_offset = 0
         #: Address of the Store's context (the registry key); set by the engine.
         self.ctx = 0
         #: The ``wasmtime_caller_t*`` of the host call in progress (valid only during it).

@@ -81,11 +81,12 @@ def environ_get(run: RunState, environ_ptr: int, buf_ptr: int) -> int:
     return _strings_get(run, run.env, environ_ptr, buf_ptr)
 
 
-def _now(clock_id: int) -> int:
+def _now(run: RunState, clock_id: int) -> int:
     if clock_id == abi.CLOCK_REALTIME:
         return time.time_ns()
     if clock_id == abi.CLOCK_MONOTONIC:
-        return time.monotonic_ns()
+        # Its epoch is arbitrary; a snapshot run's continues from the capture's (``RunState.monotonic_offset``).
+        return time.monotonic_ns() - run.monotonic_offset
     if clock_id in (abi.CLOCK_PROCESS_CPUTIME, abi.CLOCK_THREAD_CPUTIME):
         # The guest's process is its thread: never reveal the host process's CPU use.
         return time.thread_time_ns()
@@ -94,14 +95,17 @@ def _now(clock_id: int) -> int:
 
 @_wasi(FUNCTIONS, "ii")
 def clock_res_get(run: RunState, clock_id: int, res_ptr: int) -> int:
-    _now(clock_id)
+    if run.snapshot_point and clock_id == abi.CLOCK_REALTIME:  # a capture's snapshot point (``snapshot``)
+        run.control.stop(StopReason.SNAPSHOT)
+        raise GuestStop()
+    _now(run, clock_id)
     run.memory.pack(abi.U64, res_ptr, CLOCK_RESOLUTION_NS)
     return abi.SUCCESS
 
 
 @_wasi(FUNCTIONS, "iIi")
 def clock_time_get(run: RunState, clock_id: int, precision: int, time_ptr: int) -> int:
-    run.memory.pack(abi.U64, time_ptr, _now(clock_id))
+    run.memory.pack(abi.U64, time_ptr, _now(run, clock_id))
     return abi.SUCCESS
 
 
@@ -176,7 +180,7 @@ def poll_oneoff(run: RunState, in_ptr: int, out_ptr: int, nsubs: int, nevents_pt
         if tag == abi.EVENTTYPE_CLOCK:
             if flags & abi.SUBCLOCKFLAGS_ABSTIME:
                 try:
-                    timeout = max(0, timeout - _now(ident))
+                    timeout = max(0, timeout - _now(run, ident))
                 except WasiError:
                     ready.append((userdata, abi.EINVAL, tag, 0))
                     continue

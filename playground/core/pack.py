@@ -115,6 +115,56 @@ class WasmDriver:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WasmSnapshot:
+    """A pre-initialised interpreter for one-shot runs: captured once, mapped into every run's fresh instance.
+
+    The Wasm backend (``backends/wasm/snapshot``) starts the runtime with
+    ``capture_args`` (argv after argv[0]); the guest gets as far as it can
+    without knowing the run (imports ``preload``, compiles its boot script)
+    and then calls ``clock_res_get`` on the realtime clock, which only the
+    capture answers by taking the snapshot: the linear memory and the stack
+    pointer. A run is a fresh instance of the runtime's code over that
+    memory, whose ``entry_function`` (a function index pinned to the
+    runtime ``artifact_sha256``: takes a NUL-terminated source and a flags
+    pointer, returns 0 or -1) is called with ``run_source``: ``{argv}``
+    (the argv a cold start would have, argv[0] included) and ``{env}`` are
+    replaced by JSON, which is also a literal of the guest's language.
+
+    A run whose environment names one of ``cold_env`` (a name, or a prefix
+    ending in ``*``) starts cold: those are read while the interpreter
+    starts, before the snapshot.
+    """
+
+    artifact_sha256: str
+    entry_function: int
+    #: Text the entry function must refer to (a NUL-terminated string in the data), checked at capture.
+    entry_marker: str
+    capture_args: tuple[str, ...]
+    run_source: str
+    preload: tuple[str, ...] = ()
+    cold_env: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "capture_args", tuple(self.capture_args))
+        object.__setattr__(self, "preload", tuple(self.preload))
+        object.__setattr__(self, "cold_env", tuple(self.cold_env))
+        if not _SHA256.match(self.artifact_sha256):
+            raise InvalidPack("snapshot artifact_sha256 must be 64 lower-case hex digits")
+        if self.entry_function < 0:
+            raise InvalidPack("snapshot entry_function must be a function index")
+        if "{argv}" not in self.run_source or "{env}" not in self.run_source:
+            raise InvalidPack("snapshot run_source must use {argv} and {env}")
+
+    def needs_cold_start(self, env: Mapping[str, str]) -> bool:
+        """Whether a run with this environment must start the interpreter from scratch."""
+        for name in env:
+            for pattern in self.cold_env:
+                if name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1])):
+                    return True
+        return False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WasmSpec:
     """How the Wasm backend runs the language.
 
@@ -156,6 +206,8 @@ class WasmSpec:
     entry: str = "_start"
     variants: tuple[WasmVariant, ...] = ()
     quiet_paths: tuple[str, ...] = ()
+    #: A pre-initialised interpreter for one-shot runs (``WasmSnapshot``); None: every run starts cold.
+    snapshot: WasmSnapshot | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
@@ -171,6 +223,8 @@ class WasmSpec:
             raise InvalidPack("wasm spec needs an entry export name")
         if self.transform and (self.session is not None or self.serve_args):
             raise InvalidPack(f"a {self.transform} transform is not applied by sessions or the serve bridge")
+        if self.snapshot is not None and (self.module is None or self.module.sha256 != self.snapshot.artifact_sha256):
+            raise InvalidPack("a wasm snapshot is pinned to its runtime: artifact_sha256 must be the module's")
         for variant in self.variants:
             if not isinstance(variant, WasmVariant):
                 raise InvalidPack(f"not a WasmVariant: {variant!r}")

@@ -1,0 +1,97 @@
+"""The Python pack's snapshot (``WasmSnapshot``): CPython 3.12 started once, then mapped into every one-shot run.
+
+At capture, CPython runs ``CAPTURE`` with ``-B -c``: it compiles the boot
+script (the in-guest attempt report ``python_watch`` and the script that
+runs the user's file, ``python_boot``) into a function it keeps at
+``sys._playground_run``, imports ``PRELOAD`` (what most programs import
+first, and what the boot script and a traceback need), and asks for the
+realtime clock's resolution: the snapshot point (a WASI call CPython never
+makes while it starts, made with the GIL held).
+
+A run calls PyRun_SimpleStringFlags (function 4056 of the pinned artifact,
+found from an ``os.abort()`` backtrace and checked at every capture: its
+type and its reference to ``"__main__"``) with ``RUN``: the function
+deletes itself, sets ``sys.argv``/``sys.orig_argv`` and ``os.environ`` to
+the run's own, reseeds ``random`` if it was imported, restarts the process
+CPU clock at zero, runs the boot script, then what CPython's exit would
+(``atexit`` handlers, flushing). ``sys.exit(n)`` goes through CPython's own
+exit; stdin, files, ``/in``, descriptors, the working folder (the boot
+script's ``chdir``) and limits are the run's own.
+
+What a program can see differently from a cold start (documented in the
+README): ``hash()`` of a str/bytes is stable for one snapshot (as with a
+fixed PYTHONHASHSEED; each capture draws a fresh secret), ``sys.modules``
+holds the preloaded modules, ``inspect.stack()`` is two frames deeper, and
+``time.process_time()`` starts at zero instead of counting the start-up.
+"""
+
+from typing import Final
+
+from playground.packs.python_boot import run_file_script
+
+#: PyRun_SimpleStringFlags in ``runtimes.CPYTHON`` (python-3.12.0.wasm): (i32 source, i32 flags) -> i32.
+PYRUN_SIMPLE_STRING_FLAGS: Final = 4056
+
+#: Imported before the snapshot.
+PRELOAD: Final = (
+    "os", "sys", "io", "encodings.utf_8", "codecs", "abc", "stat", "posixpath", "genericpath",
+    "collections", "functools", "itertools", "operator", "keyword", "reprlib", "types", "typing",
+    "re", "enum", "math", "copy", "heapq", "bisect", "string", "dataclasses", "contextlib", "traceback",
+    "linecache", "tokenize", "token", "weakref", "warnings", "errno", "atexit",
+)  # fmt: skip
+
+#: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_PREPARE`` has its own).
+BOOT: Final = run_file_script("    sys.path[0] = os.path.dirname(path)")
+
+_PREPARE: Final = '''\
+def _playground_prepare(boot):
+    import atexit, os, sys, time, __main__
+    code = compile(boot, "<string>", "exec")
+    zero = [0]
+    info = time.get_clock_info("process_time")
+    if info.implementation == "times()" and info.resolution == 0.01:
+        # As python_boot.PROCESS_TIME_FIX (the times() emulation counts nanoseconds, CPython divides by
+        # 100 Hz), and counted from the run's start, not from the capture.
+        raw_ns = time.process_time_ns
+        def process_time():
+            return (raw_ns() - zero[0]) / 1e16
+        def process_time_ns():
+            return (raw_ns() - zero[0]) // 10**7
+        process_time.__doc__, process_time_ns.__doc__ = time.process_time.__doc__, raw_ns.__doc__
+        time.process_time, time.process_time_ns = process_time, process_time_ns
+        restart = lambda: raw_ns()
+    else:
+        restart = lambda: 0
+    def run(argv, env):
+        del sys._playground_run
+        zero[0] = restart()
+        sys.argv[:] = ["-c", *argv[4:]]
+        sys.orig_argv[:] = argv
+        os.environ.clear()
+        os.environ.update(env)
+        if "random" in sys.modules:
+            sys.modules["random"].seed()
+        exec(code, __main__.__dict__)
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+    sys._playground_run = run
+_playground_prepare(%r)
+del _playground_prepare
+for _playground_module in %r:
+    __import__(_playground_module)
+del _playground_module
+__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)
+'''
+
+#: The ``-c`` script of the capture.
+CAPTURE: Final = _PREPARE % (BOOT, PRELOAD)
+
+#: A run's source: ``{argv}`` and ``{env}`` become JSON (a Python literal too).
+RUN: Final = '__import__("sys")._playground_run({argv}, {env})\n'
+
+#: Environment names CPython reads while it starts (before the snapshot): a run that sets one starts cold.
+COLD_ENV: Final = ("PYTHON*", "LANG", "LC_*", "TZ")
