@@ -460,6 +460,8 @@ class DockerGuestSession:
 
 #: How long a new session's driver may take to report ready.
 START_TIMEOUT: Final = 30.0
+#: How long after READY the spawn watch may take to find the interpreter.
+FIND_TIMEOUT: Final = 2.0
 
 
 def start_session(
@@ -507,6 +509,7 @@ def start_session(
         _start_recorders(engine, session, record_network=record_network)
         attachment.send(archive, timeout=SEND_TIMEOUT)
         session.wait_ready(time.monotonic() + START_TIMEOUT, ctl)
+        _check_following(session)
         return session
     except BaseException:
         if session is not None:
@@ -543,3 +546,21 @@ def _start_recorders(engine: Engine, session: DockerGuestSession, *, record_netw
             return
         except OSError:
             continue
+
+
+def _check_following(session: DockerGuestSession) -> None:
+    """Once the driver is ready its interpreter has started (bash's may exec a moment after the READY frame):
+    a follow that has not found it within ``FIND_TIMEOUT`` is given up (it would otherwise look at every exec
+    on the machine for the session's life)."""
+    following = session._following
+    if following is None:
+        return
+    deadline = time.monotonic() + FIND_TIMEOUT
+    following.flush()
+    while not following.found and time.monotonic() < deadline:
+        time.sleep(0.02)
+        following.flush()
+    if not following.found:
+        log.info("no host records of spawned commands for this session: its interpreter was not found")
+        session._following = None
+        following.close()
