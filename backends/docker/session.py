@@ -177,7 +177,7 @@ class DockerGuestSession:
         #: Held while a Ctrl-C is delivered; the next command waits for it.
         self._signal_lock = threading.Lock()
         #: The host's recorders (see the module docstring); None where the host cannot record.
-        self.attempts = EvalLog()
+        self.eval_log = EvalLog()
         self._hole: Sinkhole | None = None
         self._following: Following | None = None
         #: ``pids.events`` of the container's cgroup, opened from the host (None: not readable here).
@@ -265,12 +265,12 @@ class DockerGuestSession:
     ) -> Outcome:
         """``_eval`` with the host's recorders pointed at ``attempts`` (see the module docstring)."""
         before = self._forks_refused()
-        self.attempts.begin(attempts)
+        self.eval_log.begin(attempts)
         try:
             outcome = self._eval(code, output, limits, ctl, keyboard)
         finally:
             self._flush_recorders()
-            self.attempts.end()
+            self.eval_log.end()
         after = self._forks_refused()
         if before is not None and after is not None and after > before:
             outcome = dataclasses.replace(outcome, limits_reached=("max_procs",))
@@ -504,7 +504,7 @@ def start_session(
             reaper=reaper,
         )
         if spawns is not None:
-            session._following = spawns.follow(container, interp_args(driver), session.attempts)
+            session._following = spawns.follow(container, interp_args(driver), session.eval_log)
         engine.start(container)
         _start_recorders(engine, session, record_network=record_network)
         attachment.send(archive, timeout=SEND_TIMEOUT)
@@ -525,7 +525,7 @@ def _start_recorders(engine: Engine, session: DockerGuestSession, *, record_netw
     container = session.container
     if record_network:
         try:
-            session._hole = Sinkhole.open(engine, container, session.attempts)
+            session._hole = Sinkhole.open(engine, container, session.eval_log)
         except NetnsError as exc:
             log.info("no host records of network attempts for this session: %s", exc)
     try:
@@ -540,6 +540,8 @@ def _start_recorders(engine: Engine, session: DockerGuestSession, *, record_netw
                 return  # another PID namespace: that pid is not the container's here
     except OSError:
         return
+    # Opened now, before any guest code exists (the guest cannot write /sys anyway), and kept: the fd stays
+    # the container's cgroup file whatever happens to that pid later.
     for path in ("sys/fs/cgroup/pids.events", "sys/fs/cgroup/pids/pids.events"):
         try:
             session._pids_events = os.open(f"/proc/{pid}/root/{path}", os.O_RDONLY | os.O_CLOEXEC)

@@ -19,6 +19,12 @@ is still waiting for its input archive), this process enters that namespace
   ``network_connect`` ``ip:port``, each DNS query as ``dns_lookup`` of its
   name, any other UDP datagram as ``network_connect`` ``ip:port/udp``.
 
+A REPL session's sinkhole is set up the same way when its container
+starts and lives as long as the container; it records into the log of the
+eval in flight (``evallog``), and ``flush`` at each eval's end records what
+the rules logged before it (the rules log each packet at once: the NFLOG
+threshold is 1 in the rule itself).
+
 These are ``Observer.HOST`` records: the rules and the sockets are out of the
 guest's reach (it has no capability to change its namespace's routes or
 rules; the sockets are ours, made by a thread of this process).

@@ -16,6 +16,15 @@ its descendants) is followed, and each ``exec`` of one of them is recorded
 as ``process_spawn`` with the command line read from ``/proc/<pid>/cmdline``
 (the verdict: it ran, inside the container).
 
+A REPL session's interpreter is followed the same way for the session's
+life (``follow``): it is the first exec in the container's cgroup whose
+command line, after its first word, is the driver's ``interp`` line (node
+starts it by its own path); its execs are the driver's chain, not records,
+and every exec of a process forked from it or its descendants is. The
+session points the records at the eval in flight (``evallog``). Processes
+are told by their thread-group id: a new thread is no new process, and a
+thread that ends (node's workers) does not end its process.
+
 Blind spots (stated in every report of this method):
 
 * a process that is gone before its command line is read (the event
