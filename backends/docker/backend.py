@@ -61,7 +61,9 @@ without a network (``sinkhole``) or through the egress proxy, spawned
 commands (``spawnwatch``) and the process limit. The sinkhole and the
 spawn watch need what serving needs (root, a local rootful daemon); without
 it runs have only the in-guest records and the process limit. REPL sessions
-and served guests have no attempt records yet.
+have the host's records per eval (network, spawned commands, the process
+limit; see ``session``), no in-guest hooks; served guests have no attempt
+records yet.
 
 Cancellation: cancelling the awaiting task makes the worker kill the
 container within ``POLL`` seconds; ``run`` waits for the worker (and so for
@@ -495,8 +497,9 @@ class DockerBackend:
             ctl.check()
             try:
                 return start_session(
-                    engine, image=image, kind=info.kind, request=request, pool=pool, reaper=self._reap, ctl=ctl
-                )
+                    engine, image=image, kind=info.kind, request=request, pool=pool, reaper=self._reap, ctl=ctl,
+                    spawns=self._spawns(), record_network=self._network_record_reason() is None,
+                )  # fmt: skip
             except EngineError as exc:
                 raise BackendUnavailable(f"docker: could not start a session: {exc}") from exc
 

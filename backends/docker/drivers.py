@@ -52,6 +52,19 @@ def no_driver_reason(pack: Pack) -> str | None:
     return None
 
 
+def interp_args(driver: Driver) -> tuple[str, ...]:
+    """The interpreter's command line after its first word, as the host's spawn watch finds it.
+
+    Both drivers start the process the guest's code runs in as ``<runtime>
+    [its options] <driver> interp`` (bash: ``bash --norc --noprofile "$0"
+    interp``; node: ``spawn(process.execPath, [__filename, 'interp'])``,
+    whose first word is node's own path, unknown here). What that process
+    and its descendants exec is what the guest's code spawned
+    (``spawnwatch``); the driver's own helpers are not its descendants.
+    """
+    return (*driver.program[1:], f"{STAGE}/{driver.filename}", "interp")
+
+
 def setup_script(driver: Driver, archive_size: int) -> str:
     """The ``sh -c`` script that unpacks ``archive_size`` bytes of stdin and execs the driver."""
     fifos = " ".join(f"{STAGE}/{name}" for name in driver.fifos)

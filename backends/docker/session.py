@@ -60,6 +60,27 @@ an eval that reads it returns a promise that settles once it has what it
 needs (the driver awaits an eval's promise; typing after the eval's end
 goes nowhere). The command stream never reaches user code.
 
+What an eval tried (``Result.attempts``, issue #15), as the host sees it,
+when it can (what one-shot runs need: root, a local rootful daemon, ``ip``
+and ``iptables-restore``): the session container has no network
+(``network_mode=none``), and a ``sinkhole`` in its namespace, set up before
+the driver is sent, records and refuses every connect and name lookup for
+the session's life; a ``spawnwatch.SpawnWatch`` follows the interpreter
+(found by its command line, ``drivers.interp_args``) and records each exec
+of it or its descendants: the driver and the interpreter are not records,
+what the code runs is. In bash that is every external command (``ls``,
+``cat``, ``$(date)``: bash forks and execs them), never a builtin (``echo``,
+``cd``, ``read``). Both record into an ``evallog.EvalLog`` that points at
+the eval in flight's log; at the eval's end they handle what the kernel
+sent before it, then it points nowhere, so no record reaches the next eval
+and what a background job does between evals is dropped. The process limit:
+the pids cgroup's ``max`` counter (``pids.events``, read from the host
+through the driver's ``/proc/<pid>/root``) before and after the eval; when
+it grew, the outcome says ``max_procs`` (``Result.limits_reached``), as for
+a one-shot run. A background job of an earlier eval that meets the limit
+during this one counts for this one. The node driver loads no in-guest
+hook: node sessions have host records only.
+
 Per-eval limits: ``wall_time`` (host deadline; the container is killed),
 ``max_output`` (the capture's cap; the container is killed). The session's
 ``memory``, ``max_procs`` and filesystem limits are the container's.
@@ -69,7 +90,9 @@ Cancellation kills the container before ``CancelledError`` leaves.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
+import os
 import secrets
 import threading
 import time
@@ -79,11 +102,15 @@ from typing import Final
 
 from backends.docker import repl_protocol
 from backends.docker.control import Cancelled, RunControl, in_worker
-from backends.docker.drivers import Driver, driver_for, session_archive, setup_script
+from backends.docker.drivers import Driver, driver_for, interp_args, session_archive, setup_script
 from backends.docker.engine import Attachment, Engine, EngineError
+from backends.docker.evallog import EvalLog
+from backends.docker.guestnet import NetnsError
 from backends.docker.keyboard import Feeder
 from backends.docker.profile import EngineKind, session_profile
 from backends.docker.repl_protocol import Control, FrameReader, Kind, ProtocolError, command, parse_control
+from backends.docker.sinkhole import Sinkhole
+from backends.docker.spawnwatch import Following, SpawnWatch
 from playground.core import (
     AttemptLog,
     InputStream,
@@ -149,6 +176,12 @@ class DockerGuestSession:
         self._signalling = False
         #: Held while a Ctrl-C is delivered; the next command waits for it.
         self._signal_lock = threading.Lock()
+        #: The host's recorders (see the module docstring); None where the host cannot record.
+        self.eval_log = EvalLog()
+        self._hole: Sinkhole | None = None
+        self._following: Following | None = None
+        #: ``pids.events`` of the container's cgroup, opened from the host (None: not readable here).
+        self._pids_events: int | None = None
 
     @property
     def alive(self) -> bool:
@@ -190,7 +223,9 @@ class DockerGuestSession:
         """
         if not self.alive:
             raise SessionKilled("the session's container is gone")
-        return await in_worker(self._pool, lambda ctl: self._eval(code, output, limits, ctl, input))
+        return await in_worker(
+            self._pool, lambda ctl: self._recorded_eval(code, output, limits, ctl, keyboard=input, attempts=attempts)
+        )
 
     def interrupt(self) -> bool:
         """Send Ctrl-C to the running eval (any thread; returns at once); see the module docstring.
@@ -223,6 +258,58 @@ class DockerGuestSession:
         finally:
             with self._lock:
                 self._signalling = False
+
+    def _recorded_eval(
+        self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl, *, keyboard: InputStream | None,
+        attempts: AttemptLog | None,
+    ) -> Outcome:
+        """``_eval`` with the host's recorders pointed at ``attempts`` (see the module docstring)."""
+        before = self._forks_refused()
+        self.eval_log.begin(attempts)
+        try:
+            outcome = self._eval(code, output, limits, ctl, keyboard)
+        finally:
+            self._flush_recorders()
+            self.eval_log.end()
+        after = self._forks_refused()
+        if before is not None and after is not None and after > before:
+            outcome = dataclasses.replace(outcome, limits_reached=("max_procs",))
+        return outcome
+
+    def _flush_recorders(self) -> None:
+        """Record what the kernel sent before now (a closed recorder has already done so)."""
+        hole, following = self._hole, self._following
+        if hole is not None:
+            hole.flush()
+        if following is not None:
+            following.flush()
+
+    def _close_recorders(self) -> None:
+        hole, self._hole = self._hole, None
+        following, self._following = self._following, None
+        events, self._pids_events = self._pids_events, None
+        if hole is not None:
+            hole.close()
+        if following is not None:
+            following.close()
+        if events is not None:
+            with contextlib.suppress(OSError):
+                os.close(events)
+
+    def _forks_refused(self) -> int | None:
+        """The pids cgroup's ``max`` counter now (forks the limit refused), or None when the host cannot read it."""
+        fd = self._pids_events
+        if fd is None:
+            return None
+        try:
+            text = os.pread(fd, 4096, 0).decode("ascii", "replace")
+        except OSError:
+            return None
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "max" and value.strip().isdigit():
+                return int(value)
+        return None
 
     def _eval(
         self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl, keyboard: InputStream | None
@@ -355,6 +442,7 @@ class DockerGuestSession:
             if self._destroyed:
                 return
             self._destroyed = True
+        self._close_recorders()  # before the eval in flight (if any) ends: what was logged is its
         self._attachment.close()
         try:
             self._engine.remove(self.container)
@@ -372,6 +460,8 @@ class DockerGuestSession:
 
 #: How long a new session's driver may take to report ready.
 START_TIMEOUT: Final = 30.0
+#: How long after READY the spawn watch may take to find the interpreter.
+FIND_TIMEOUT: Final = 2.0
 
 
 def start_session(
@@ -383,8 +473,15 @@ def start_session(
     pool: Executor,
     reaper: Callable[[Callable[[], None]], None],
     ctl: RunControl,
+    spawns: SpawnWatch | None = None,
+    record_network: bool = False,
 ) -> DockerGuestSession:
     """Create, start and handshake a session container (blocking). Removes it again on any failure.
+
+    ``spawns``: the backend's spawn watch, which then follows the interpreter;
+    ``record_network``: the host can set up a ``sinkhole`` in the session's
+    namespace (see the module docstring). Both are set up before the driver
+    is sent, so before any guest code exists.
 
     Raises:
         Unsupported: the pack has no REPL driver.
@@ -406,9 +503,13 @@ def start_session(
             engine=engine, container=container, driver=driver, attachment=attachment, nonce=nonce, pool=pool,
             reaper=reaper,
         )
+        if spawns is not None:
+            session._following = spawns.follow(container, interp_args(driver), session.eval_log)
         engine.start(container)
+        _start_recorders(engine, session, record_network=record_network)
         attachment.send(archive, timeout=SEND_TIMEOUT)
         session.wait_ready(time.monotonic() + START_TIMEOUT, ctl)
+        _check_following(session)
         return session
     except BaseException:
         if session is not None:
@@ -417,3 +518,51 @@ def start_session(
             with contextlib.suppress(EngineError):
                 engine.remove(container)
         raise
+
+
+def _start_recorders(engine: Engine, session: DockerGuestSession, *, record_network: bool) -> None:
+    """The started container's sinkhole and its ``pids.events``, when the host can have them (quietly: not)."""
+    container = session.container
+    if record_network:
+        try:
+            session._hole = Sinkhole.open(engine, container, session.eval_log)
+        except NetnsError as exc:
+            log.info("no host records of network attempts for this session: %s", exc)
+    try:
+        pid = engine.state(container).pid
+    except EngineError:
+        return
+    if pid <= 0:
+        return
+    try:
+        with open(f"/proc/{pid}/cgroup") as cgroup:
+            if container not in cgroup.read():
+                return  # another PID namespace: that pid is not the container's here
+    except OSError:
+        return
+    # Opened now, before any guest code exists (the guest cannot write /sys anyway), and kept: the fd stays
+    # the container's cgroup file whatever happens to that pid later.
+    for path in ("sys/fs/cgroup/pids.events", "sys/fs/cgroup/pids/pids.events"):
+        try:
+            session._pids_events = os.open(f"/proc/{pid}/root/{path}", os.O_RDONLY | os.O_CLOEXEC)
+            return
+        except OSError:
+            continue
+
+
+def _check_following(session: DockerGuestSession) -> None:
+    """Once the driver is ready its interpreter has started (bash's may exec a moment after the READY frame):
+    a follow that has not found it within ``FIND_TIMEOUT`` is given up (it would otherwise look at every exec
+    on the machine for the session's life)."""
+    following = session._following
+    if following is None:
+        return
+    deadline = time.monotonic() + FIND_TIMEOUT
+    following.flush()
+    while not following.found and time.monotonic() < deadline:
+        time.sleep(0.02)
+        following.flush()
+    if not following.found:
+        log.info("no host records of spawned commands for this session: its interpreter was not found")
+        session._following = None
+        following.close()

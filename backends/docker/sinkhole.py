@@ -19,6 +19,12 @@ is still waiting for its input archive), this process enters that namespace
   ``network_connect`` ``ip:port``, each DNS query as ``dns_lookup`` of its
   name, any other UDP datagram as ``network_connect`` ``ip:port/udp``.
 
+A REPL session's sinkhole is set up the same way when its container
+starts and lives as long as the container; it records into the log of the
+eval in flight (``evallog``), and ``flush`` at each eval's end records what
+the rules logged before it (the rules log each packet at once: the NFLOG
+threshold is 1 in the rule itself).
+
 These are ``Observer.HOST`` records: the rules and the sockets are out of the
 guest's reach (it has no capability to change its namespace's routes or
 rules; the sockets are ours, made by a thread of this process).
@@ -67,8 +73,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 from backends.docker.engine import Engine, EngineError
+from backends.docker.evallog import Recorder
 from backends.docker.guestnet import NetnsError, _enter
-from playground.core.attempts import AttemptKind, AttemptLog, Observer
+from playground.core.attempts import AttemptKind, Observer
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +113,9 @@ def tools_missing() -> str | None:
 
 def filter_rules() -> str:
     """The ``iptables-restore --noflush`` input for the guest's namespace (its OUTPUT chain is empty before)."""
-    log_it = f"-j NFLOG --nflog-group {GROUP} --nflog-size {COPY}"
+    # The threshold in the rule too: iptables-nft's rule otherwise batches (measured: a record 5-15 ms after
+    # its packet, whatever the group's own threshold), and a session's eval ends sooner than that.
+    log_it = f"-j NFLOG --nflog-group {GROUP} --nflog-size {COPY} --nflog-threshold 1"
     return "\n".join((
         "*filter",
         f"-A OUTPUT -p udp --dport 53 {log_it}",
@@ -235,17 +244,23 @@ def _setup() -> socket.socket:
 
 
 class Sinkhole:
-    """The recorder of one run; see the module docstring. ``close()`` is idempotent and waits for the thread."""
+    """The recorder of one run or one session; see the module docstring.
 
-    def __init__(self, sock: socket.socket, attempts: AttemptLog) -> None:
+    ``close()`` is idempotent and waits for the thread; ``flush()`` returns once
+    what the rules logged so far is recorded (a session's eval ends with it).
+    """
+
+    def __init__(self, sock: socket.socket, attempts: Recorder) -> None:
         self._sock, self._attempts = sock, attempts
         self._wake_r, self._wake_w = os.pipe()
         self._thread = threading.Thread(target=self._serve, name="docker-sinkhole", daemon=True)
+        self._lock = threading.Lock()
+        self._flushes: list[threading.Event] = []
         self._closed = False
         self._thread.start()
 
     @classmethod
-    def open(cls, engine: Engine, container: str, attempts: AttemptLog) -> Sinkhole:
+    def open(cls, engine: Engine, container: str, attempts: Recorder) -> Sinkhole:
         """Enter the started ``container``'s network namespace, set the sinkhole up there and start recording.
 
         Raises:
@@ -277,11 +292,22 @@ class Sinkhole:
             os.close(fd)
         return cls(sock, attempts)
 
+    def flush(self, timeout: float = 1.0) -> None:
+        """Wait (up to ``timeout`` seconds) until the packets logged before this call are recorded."""
+        done = threading.Event()
+        with self._lock:
+            if self._closed:
+                return
+            self._flushes.append(done)
+        os.write(self._wake_w, b"f")
+        done.wait(timeout)
+
     def close(self) -> None:
         """Stop recording (what was read so far stays recorded). Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         os.write(self._wake_w, b"x")
         self._thread.join(timeout=10.0)
         self._sock.close()
@@ -304,9 +330,16 @@ class Sinkhole:
             if fd in ready:
                 self._read()
             if self._wake_r in ready:
-                while self._read(block=False):  # what the rules logged before the run ended
+                os.read(self._wake_r, 512)
+                while self._read(block=False):  # what the rules logged before the run (or the eval) ended
                     pass
-                return
+                with self._lock:
+                    flushes, self._flushes = self._flushes, []
+                    closed = self._closed
+                for done in flushes:
+                    done.set()
+                if closed:
+                    return
 
     def _read(self, *, block: bool = True) -> bool:
         try:

@@ -16,12 +16,27 @@ its descendants) is followed, and each ``exec`` of one of them is recorded
 as ``process_spawn`` with the command line read from ``/proc/<pid>/cmdline``
 (the verdict: it ran, inside the container).
 
+A REPL session's interpreter is followed the same way for the session's
+life (``follow``): it is the first exec in the container's cgroup whose
+command line, after its first word, is the driver's ``interp`` line (node
+starts it by its own path); its execs are the driver's chain, not records,
+and every exec of a process forked from it or its descendants is. The
+session points the records at the eval in flight (``evallog``). Processes
+are told by their thread-group id: a new thread is no new process, and a
+thread that ends (node's workers) does not end its process.
+
 Blind spots (stated in every report of this method):
 
 * a process that is gone before its command line is read (the event
-  arrives microseconds after the exec, later when the machine is busy) is
-  not recorded: it can no longer be shown to be the container's. One that
-  ended but is not yet reaped is recorded by its name (``comm``);
+  arrives microseconds after the exec, later when the machine is busy;
+  ``ls`` or ``date`` in a bash session often are) is recorded without it:
+  one that ended but is not yet reaped by its name (``comm``); in a
+  session (``follow``), one already reaped as ``ENDED`` (it was a followed
+  process and no process holds its pid now; one-shot runs leave it out:
+  once, in a full test run under load, a benign one-shot Python run got
+  such a record whose cause was not found); a pid whose ``/proc`` entry
+  shows another cgroup is not recorded (an exit event lost in a flood, the
+  pid reused);
 * the command line is what ``/proc`` shows when it is read: a program can
   rewrite its own ``argv`` (``setproctitle``) right after the exec;
 * the program replacing itself (an ``exec`` without a fork: ``os.execv``,
@@ -53,7 +68,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from playground.core.attempts import AttemptKind, AttemptLog, Observer
+from backends.docker.evallog import Recorder
+from playground.core.attempts import AttemptKind, Observer
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +85,8 @@ PROC_EVENT_EXIT: Final = 0x80000000
 _DATA: Final = 16 + 20 + 16
 #: The verdict of every record made here.
 VERDICT: Final = "allowed: inside the container"
+#: The target of a spawned command that was gone before its command line (or its name) could be read.
+ENDED: Final = "a command that ended before it could be read"
 #: ``SO_RCVBUFFORCE`` (root may exceed ``rmem_max``) and the receive buffer asked for.
 SO_RCVBUFFORCE: Final = 33
 RECEIVE_BUFFER: Final = 8 << 20
@@ -80,7 +98,10 @@ DRAIN: Final = 1.0
 class _Run:
     container: str
     program: bytes
-    attempts: AttemptLog
+    attempts: Recorder
+    #: Match ``program`` against the command line without its first word (a session's interpreter is
+    #: started by its own path, which the host does not know).
+    any_argv0: bool = False
     followed: set[int] = field(default_factory=set)
     started: bool = False
     #: The program's own pid (0 until it is found).
@@ -101,7 +122,7 @@ def command_line(pid: int) -> str:
     if raw:
         return os.fsdecode(raw.replace(b"\0", b" "))
     comm = _read(f"/proc/{pid}/comm").strip()
-    return os.fsdecode(comm) if comm else "a command that ended before it could be read"
+    return os.fsdecode(comm) if comm else ENDED
 
 
 def listen_socket() -> socket.socket:
@@ -146,27 +167,52 @@ class SpawnWatch:
         return cls(listen_socket())
 
     @contextlib.contextmanager
-    def track(self, container: str, program: Sequence[str], attempts: AttemptLog) -> Iterator[None]:
+    def track(self, container: str, program: Sequence[str], attempts: Recorder) -> Iterator[None]:
         """Record in ``attempts`` what the program run by ``container`` execs, until the block ends.
 
         On exit, events the kernel sent before are handled first (up to ``DRAIN`` seconds).
         """
-        run = _Run(container=container, program=b"\0".join(os.fsencode(word) for word in program), attempts=attempts)
-        with self._lock:
-            self._runs[container] = run
+        run = self._register(container, program, attempts, any_argv0=False)
         try:
             yield
         finally:
-            done = threading.Event()
-            with self._lock:
-                self._flushes.append(done)
-            self._wake()
-            done.wait(DRAIN)
-            with self._lock:
-                self._runs.pop(container, None)
-                for pid in (*run.followed, run.pid):
-                    if self._by_pid.get(pid) is run:
-                        del self._by_pid[pid]
+            self.flush()
+            self._unregister(run)
+
+    def follow(self, container: str, args: Sequence[str], attempts: Recorder) -> Following:
+        """Record in ``attempts`` what a session's interpreter execs, until ``Following.close``.
+
+        The interpreter is the first exec in ``container``'s cgroup whose command line is, after its
+        first word, ``args`` (a session's driver starts it as ``<runtime> <driver> interp``). The
+        session points ``attempts`` (an ``evallog.EvalLog``) at each eval's log in turn and calls
+        ``Following.flush`` before an eval's log is closed.
+        """
+        return Following(self, self._register(container, args, attempts, any_argv0=True))
+
+    def flush(self, timeout: float = DRAIN) -> None:
+        """Wait (up to ``timeout`` seconds) until the events the kernel sent before this call are handled."""
+        done = threading.Event()
+        with self._lock:
+            if self._closed:
+                return
+            self._flushes.append(done)
+        self._wake()
+        done.wait(timeout)
+
+    def _register(self, container: str, program: Sequence[str], attempts: Recorder, *, any_argv0: bool) -> _Run:
+        words = b"\0".join(os.fsencode(word) for word in program)
+        run = _Run(container=container, program=words, attempts=attempts, any_argv0=any_argv0)
+        with self._lock:
+            self._runs[container] = run
+        return run
+
+    def _unregister(self, run: _Run) -> None:
+        with self._lock:
+            if self._runs.get(run.container) is run:
+                del self._runs[run.container]
+            for pid in (*run.followed, run.pid):
+                if self._by_pid.get(pid) is run:
+                    del self._by_pid[pid]
 
     def close(self) -> None:
         with self._lock:
@@ -220,7 +266,9 @@ class SpawnWatch:
     def _event(self, data: bytes, at: int) -> None:
         (what,) = struct.unpack_from("=I", data, at + 36)
         if what == PROC_EVENT_FORK:
-            _, parent, _, child = struct.unpack_from("=IIII", data, at + _DATA)
+            _, parent, child_pid, child = struct.unpack_from("=IIII", data, at + _DATA)
+            if child_pid != child:  # a new thread of a process (followed or not already)
+                return
             with self._lock:
                 run = self._by_pid.get(parent)
                 if run is not None and child != parent:
@@ -230,7 +278,9 @@ class SpawnWatch:
             _, pid = struct.unpack_from("=II", data, at + _DATA)
             self._exec(pid)
         elif what == PROC_EVENT_EXIT:
-            _, pid = struct.unpack_from("=II", data, at + _DATA)
+            thread, pid = struct.unpack_from("=II", data, at + _DATA)
+            if thread != pid:  # one thread of a process ended (node's workers do), not the process
+                return
             with self._lock:
                 run = self._by_pid.pop(pid, None)
                 if run is not None:
@@ -250,14 +300,46 @@ class SpawnWatch:
             # the kernel may give to another process on the machine.
             if run.container.encode() in _read(f"/proc/{pid}/cgroup"):
                 run.attempts.record(AttemptKind.PROCESS_SPAWN, line, VERDICT, observer=Observer.HOST)
+            elif run.any_argv0 and not os.path.exists(f"/proc/{pid}"):
+                # A session's: gone and reaped already (``ls`` takes a millisecond): a process we followed did
+                # exec, and no other process holds its pid now; what it ran can no longer be read.
+                run.attempts.record(AttemptKind.PROCESS_SPAWN, ENDED, VERDICT, observer=Observer.HOST)
             return
         if not waiting:
             return
         cgroup = _read(f"/proc/{pid}/cgroup")
         for candidate in waiting:
             if candidate.container.encode() in cgroup:
-                if _read(f"/proc/{pid}/cmdline").rstrip(b"\0") == candidate.program:
+                raw = _read(f"/proc/{pid}/cmdline").rstrip(b"\0")
+                if candidate.any_argv0:
+                    raw = raw.partition(b"\0")[2]
+                if raw == candidate.program:
                     with self._lock:
                         candidate.started, candidate.pid = True, pid
                         self._by_pid[pid] = candidate
                 return
+
+
+class Following:
+    """A session's interpreter followed by a ``SpawnWatch`` (see ``SpawnWatch.follow``). ``close`` is idempotent."""
+
+    def __init__(self, watch: SpawnWatch, run: _Run) -> None:
+        self._watch, self._run = watch, run
+        self._closed = False
+
+    @property
+    def found(self) -> bool:
+        """Whether the interpreter's exec was seen (until then nothing can be recorded)."""
+        return self._run.started
+
+    def flush(self, timeout: float = DRAIN) -> None:
+        """Wait until the events the kernel sent before this call are recorded (see ``SpawnWatch.flush``)."""
+        if not self._closed:
+            self._watch.flush(timeout)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._watch.flush()
+        self._watch._unregister(self._run)
