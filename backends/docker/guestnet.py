@@ -100,6 +100,45 @@ def _new_socket() -> socket.socket:
     return socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 
 
+def open_netns(engine: Engine, container: str) -> tuple[int, int]:
+    """A descriptor on running ``container``'s network namespace, and the namespace's inode; the caller closes it.
+
+    The container's pid counts only if its cgroup names the container and it
+    still runs as that pid once the descriptor is open, and the namespace is
+    never the host's.
+
+    Raises:
+        NetnsError: the container is not running, its process is not in our
+            PID namespace, or it shares the host's namespace.
+    """
+    try:
+        pid = engine.state(container).pid
+    except EngineError as exc:
+        raise NetnsError(f"cannot inspect the guest's container: {exc}") from exc
+    if pid <= 0:
+        raise NetnsError("the guest's container is not running")
+    try:
+        fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise NetnsError(f"cannot open the guest's network namespace: {exc}") from exc
+    try:
+        inode = os.fstat(fd).st_ino
+        cgroups = Path(f"/proc/{pid}/cgroup").read_text()
+        if container not in cgroups:
+            raise NetnsError(f"process {pid} is not the container's (is the daemon in another PID namespace?)")
+        if engine.state(container).pid != pid:
+            raise NetnsError("the guest's container stopped while its namespace was opened")
+        if inode == os.stat("/proc/self/ns/net").st_ino:
+            raise NetnsError("the guest shares the host's network namespace")
+    except (OSError, EngineError) as exc:
+        os.close(fd)
+        raise NetnsError(f"cannot check the guest's network namespace: {exc}") from exc
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, inode
+
+
 class GuestNetns:
     """A handle on one container's network namespace; ``socket()`` makes sockets inside it.
 
@@ -122,32 +161,7 @@ class GuestNetns:
             NetnsError: the container is not running, its process is not in our
                 PID namespace, or this process may not enter the namespace.
         """
-        try:
-            pid = engine.state(container).pid
-        except EngineError as exc:
-            raise NetnsError(f"cannot inspect the guest's container: {exc}") from exc
-        if pid <= 0:
-            raise NetnsError("the guest's container is not running")
-        try:
-            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            raise NetnsError(f"cannot open the guest's network namespace: {exc}") from exc
-        try:
-            inode = os.fstat(fd).st_ino
-            # The pid is the container's only if its cgroup names the container and it still runs as that pid.
-            cgroups = Path(f"/proc/{pid}/cgroup").read_text()
-            if container not in cgroups:
-                raise NetnsError(f"process {pid} is not the container's (is the daemon in another PID namespace?)")
-            if engine.state(container).pid != pid:
-                raise NetnsError("the guest's container stopped while its namespace was opened")
-            if inode == os.stat("/proc/self/ns/net").st_ino:
-                raise NetnsError("the guest shares the host's network namespace")
-        except (OSError, EngineError) as exc:
-            os.close(fd)
-            raise NetnsError(f"cannot check the guest's network namespace: {exc}") from exc
-        except BaseException:
-            os.close(fd)
-            raise
+        fd, inode = open_netns(engine, container)
         handle = cls(fd, inode)
         try:
             handle.socket().close()

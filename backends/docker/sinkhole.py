@@ -72,9 +72,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
-from backends.docker.engine import Engine, EngineError
+from backends.docker.engine import Engine
 from backends.docker.evallog import Recorder
-from backends.docker.guestnet import NetnsError, _enter
+from backends.docker.guestnet import NetnsError, _enter, open_netns
 from playground.core.attempts import AttemptKind, Observer
 
 log = logging.getLogger(__name__)
@@ -266,23 +266,8 @@ class Sinkhole:
         Raises:
             NetnsError: the namespace could not be entered or set up (the run stays without a route).
         """
+        fd, inode = open_netns(engine, container)
         try:
-            pid = engine.state(container).pid
-        except EngineError as exc:
-            raise NetnsError(f"cannot inspect the run's container: {exc}") from exc
-        if pid <= 0:
-            raise NetnsError("the run's container is not running")
-        try:
-            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            raise NetnsError(f"cannot open the run's network namespace: {exc}") from exc
-        try:
-            inode = os.fstat(fd).st_ino
-            with open(f"/proc/{pid}/cgroup") as cgroup:
-                if container not in cgroup.read():
-                    raise NetnsError(f"process {pid} is not the container's")
-            if inode == os.stat("/proc/self/ns/net").st_ino:
-                raise NetnsError("the run shares the host's network namespace")
             with ThreadPoolExecutor(1, thread_name_prefix="docker-sinkhole-setup", initializer=_enter,
                                     initargs=(fd, inode)) as pool:  # fmt: skip
                 sock = pool.submit(_setup).result()
