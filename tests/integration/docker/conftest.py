@@ -9,8 +9,11 @@ unset is pointed at ``playground-<pack>:local`` when that image exists.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,8 +35,24 @@ TEST_LIMITS = Limits(wall_time=30.0, cpu_time=30.0)
 COMPILE_LIMITS = Limits(wall_time=120.0, cpu_time=120.0, memory=768 << 20, fs_quota=256 << 20, max_files=4096)
 
 
+#: Held while a pytest process runs tests against the daemon: the leak checks count every
+#: container on it, so two test runs on one daemon (two worktrees, CI beside a developer) take turns.
+DAEMON_LOCK = Path(tempfile.gettempdir()) / "sandbox-playground-docker-tests.lock"
+
+
 @pytest.fixture(scope="session")
-def engine() -> Iterator[Engine]:
+def daemon_turn() -> Iterator[None]:
+    with DAEMON_LOCK.open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"\nwaiting for another test run's turn on the daemon ({DAEMON_LOCK})", flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.fixture(scope="session")
+def engine(daemon_turn: None) -> Iterator[Engine]:
     probe = DaemonProbe(timeout=3.0).get()
     if probe.endpoint is None:
         message = f"no Docker daemon reachable: {probe.reason} (start one: bash packaging/docker_daemon.sh start)"
