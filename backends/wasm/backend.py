@@ -29,12 +29,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 import wasmtime
 
 from backends.wasm import launch, live, mounts, runner, serve, session, snapshot, transforms
 from backends.wasm.artifacts import ArtifactStore, cache_root
+from backends.wasm.channel import SESSION_DIR
 from backends.wasm.diagnose import diagnose
 from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
 from backends.wasm.modcache import ModuleCache
@@ -44,7 +45,7 @@ from playground.core import handoff
 from playground.core.backend import Diagnostic, Request
 from playground.core.errors import BackendUnavailable
 from playground.core.output import Stream
-from playground.core.pack import Artifact, Pack, WasmSpec
+from playground.core.pack import Artifact, Pack, WasmSnapshot, WasmSpec
 from playground.core.result import Outcome
 from playground.core.serve import GuestService, ServeRequest
 from playground.core.session import GuestSession, SessionRequest
@@ -55,6 +56,15 @@ log = logging.getLogger(__name__)
 WORKER_STACK: Final = 16 << 20
 _stack_lock = threading.Lock()
 _run_ids = itertools.count(1)
+
+
+class _SnapshotKind(NamedTuple):
+    """One snapshot of a pack: its name in messages, what starts from it, and how it is captured."""
+
+    name: str
+    serves: str
+    snapshot: WasmSnapshot
+    preopens: tuple[str, ...]
 
 
 class _State(enum.Enum):
@@ -117,16 +127,32 @@ class WasmBackend:
         if absent:
             return absent
         needed = [f"{a.name} (compiled for this machine)" for a in _modules_of(pack) if not self.modules.has(a.sha256)]
-        if self._snapshot_missing(pack):
-            needed.append(f"{pack.name} snapshot (a started interpreter for fast runs)")
+        for kind in self._snapshot_kinds(pack):
+            if self._snapshot_missing(pack, kind):
+                needed.append(f"{pack.name} {kind.name} (a started interpreter for fast {kind.serves})")
         return needed
 
-    def _snapshot_missing(self, pack: Pack) -> bool:
-        """Whether ``pack`` has a snapshot that is not built yet (and did not fail to build in this process)."""
+    def _snapshot_kinds(self, pack: Pack) -> list[_SnapshotKind]:
+        """The snapshots ``pack`` has: one-shot runs', then sessions'."""
         spec = pack.wasm
-        if spec is None or spec.snapshot is None:
-            return False
-        return not self.snapshots.ready(spec) and self.snapshots.failure(spec) is None
+        if spec is None:
+            return []
+        kinds = []
+        if spec.snapshot is not None:
+            kinds.append(_SnapshotKind("snapshot", "runs", spec.snapshot, ()))
+        session_snap = session.session_snapshot(pack)
+        if session_snap is not None:
+            kinds.append(_SnapshotKind("session snapshot", "sessions", session_snap, (SESSION_DIR,)))
+        return kinds
+
+    def _snapshot_missing(self, pack: Pack, kind: _SnapshotKind) -> bool:
+        """Whether ``kind`` of ``pack`` is not built yet (and did not fail to build in this process)."""
+        spec = pack.wasm
+        assert spec is not None
+        return (
+            not self.snapshots.ready(spec, kind.snapshot, kind.preopens)
+            and self.snapshots.failure(spec, kind.snapshot, kind.preopens) is None
+        )
 
     def provision(self, pack: Pack, progress: Callable[[str], None]) -> None:
         """Fetch or build ``pack``'s missing runtimes into this backend's cache, then compile them (blocks).
@@ -157,30 +183,35 @@ class WasmBackend:
                 raise BackendUnavailable(f"{artifact.name} does not compile: {str(exc).splitlines()[0]}") from None
             progress(f"compiled {artifact.name} in {time.monotonic() - started:.0f} s")
         spec = pack.wasm
-        if spec is not None and self._snapshot_missing(pack):
+        for kind in self._snapshot_kinds(pack):
+            if spec is None or not self._snapshot_missing(pack, kind):
+                continue
             started = time.monotonic()
-            progress(f"preparing the {pack.name} snapshot (compiling its code once, then starting it)")
-            if self.snapshots.image(pack, None) is None:
-                progress(f"no {pack.name} snapshot ({self.snapshots.failure(spec)}): its runs start cold")
+            progress(f"preparing the {pack.name} {kind.name} (compiling its code once, then starting it)")
+            if self.snapshots.image(pack, None, kind.snapshot, kind.preopens) is None:
+                failure = self.snapshots.failure(spec, kind.snapshot, kind.preopens)
+                progress(f"no {pack.name} {kind.name} ({failure}): its {kind.serves} start cold")
             else:
-                progress(f"prepared the {pack.name} snapshot in {time.monotonic() - started:.1f} s")
+                progress(f"prepared the {pack.name} {kind.name} in {time.monotonic() - started:.1f} s")
 
     def diagnostics(self) -> list[Diagnostic]:
         """wasmtime, the cache directory, every runtime of the packs given at construction, and their snapshots."""
         lines = diagnose(self._root, self._artifacts, self._packs, wasmtime_version(), self.modules.has)
         for pack in self._packs:
             spec = pack.wasm
-            if spec is None or spec.snapshot is None:
-                continue
-            if self.snapshots.ready(spec):
-                detail = f"ready in {self.snapshots.directory} (one-shot runs start from it)"
-            else:
-                detail = "not prepared yet: playground setup or the first run prepares it (about 0.4 s)"
-            failure = self.snapshots.failure(spec)
-            lines.append(Diagnostic(
-                name=f"{pack.name} snapshot", ok=failure is None, required=False,
-                detail=detail if failure is None else f"cannot be built here ({failure}); runs start cold",
-            ))  # fmt: skip
+            for kind in self._snapshot_kinds(pack):
+                assert spec is not None
+                if self.snapshots.ready(spec, kind.snapshot, kind.preopens):
+                    one = "one-shot runs" if kind.serves == "runs" else "sessions"
+                    detail = f"ready in {self.snapshots.directory} ({one} start from it)"
+                else:
+                    first = "run" if kind.serves == "runs" else "session"
+                    detail = f"not prepared yet: playground setup or the first {first} prepares it (about 0.4 s)"
+                failure = self.snapshots.failure(spec, kind.snapshot, kind.preopens)
+                lines.append(Diagnostic(
+                    name=f"{pack.name} {kind.name}", ok=failure is None, required=False,
+                    detail=detail if failure is None else f"cannot be built here ({failure}); {kind.serves} start cold",
+                ))  # fmt: skip
         return lines
 
     # -- Backend protocol --------------------------------------------------------------------
@@ -259,7 +290,9 @@ class WasmBackend:
         if reason is not None:
             raise BackendUnavailable(f"wasm backend cannot keep a {request.pack.name} session: {reason}")
         engine, modules = self._machinery()
-        return await session.open_session(engine, modules, self._artifacts, request, _start_worker)
+        return await session.open_session(
+            engine, modules, self._artifacts, request, _start_worker, snapshots=self.snapshots
+        )
 
     # -- ServeBackend protocol ---------------------------------------------------------------
 

@@ -37,6 +37,9 @@ JOIN_TIMEOUT: Final = 5.0
 
 
 WorkerStarter = Callable[[Callable[[], None], str], threading.Thread]
+#: Where an instance may start from instead of a cold start: called on the worker thread (it may capture a
+#: snapshot first); None from it means cold.
+ImageSource = Callable[[], "tuple[wasmtime.Module, runner.ImageStart] | None"]
 
 
 def startup_budget(value: float | None) -> float | None:
@@ -72,8 +75,13 @@ def start_instance(
     start_worker: WorkerStarter,
     name: str,
     on_end: Callable[[EvalEnd], None] | None = None,
+    image: ImageSource | None = None,
 ) -> threading.Thread:
     """Run the pack's runtime on a new worker thread until the instance ends.
+
+    ``image``, when given and when it returns a start, starts the instance
+    from a snapshot (``runner.ImageStart``: its own run source replaces
+    ``argv``) instead of running the runtime's ``_start``.
 
     The channel is told the end (``channel.end``) whatever it was, then
     ``on_end`` if given. Start-up failures (missing or corrupt runtime)
@@ -87,12 +95,17 @@ def start_instance(
         result: EvalEnd
         try:
             path = artifacts.verified_path(artifact, pack.name)
-            module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
+            start = image() if image is not None else None
+            if start is not None:
+                module, image_start = start
+            else:
+                module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
+                image_start = None
             preopens = mounts.place(vfs, spec.mounts, artifacts, pack.name)
             plan = runner.Launch(
                 module=module, argv=argv, env=env, stdin=b"", vfs=vfs, output=output,
                 memory_limit=memory_limit, wall_limit=control.wall_limit, cpu_limit=control.cpu_limit,
-                session=channel, entry=spec.entry, preopens=preopens,
+                session=channel, entry=spec.entry, preopens=preopens, image=image_start,
             )  # fmt: skip
             result = runner.run(engine, plan, control)
         except BaseException as exc:  # handed to whoever waits, whatever it is

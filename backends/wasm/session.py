@@ -31,15 +31,18 @@ stops at the next epoch tick).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
-from backends.wasm import cpython_signals, live, runner
+import wasmtime
+
+from backends.wasm import cpython_signals, live, runner, snapshot
 from backends.wasm.artifacts import ArtifactStore
-from backends.wasm.channel import EvalEnd, EvalTicket, SessionChannel
+from backends.wasm.channel import SESSION_DIR, EvalEnd, EvalTicket, SessionChannel
 from backends.wasm.cpython_signals import SignalWords
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
@@ -49,7 +52,7 @@ from playground.core.handoff import Delivery, await_worker
 from playground.core.keyboard import InputStream
 from playground.core.limits import Limits
 from playground.core.output import OutputCapture
-from playground.core.pack import Pack
+from playground.core.pack import Pack, WasmSnapshot
 from playground.core.result import Outcome
 from playground.core.session import SessionRequest
 from playground.resource_files import resource_path
@@ -85,6 +88,49 @@ def driver_unavailable_reason(pack: Pack) -> str | None:
     if driver.script and not (DRIVER_DIR / driver.script).is_file():
         return f"REPL driver {driver.script} is missing from {DRIVER_DIR}"
     return None
+
+
+def session_snapshot(pack: Pack) -> WasmSnapshot | None:
+    """``pack``'s session snapshot with its driver script in place of ``{driver}``; None: sessions start cold.
+
+    Cold also for a runtime with mounts (its data tree is placed per session) and without its driver file.
+    """
+    spec = pack.wasm
+    if spec is None or spec.session_snapshot is None or spec.session is None or spec.mounts:
+        return None
+    try:
+        script = (DRIVER_DIR / spec.session.script).read_text("utf-8")
+    except OSError:  # driver_unavailable_reason says so
+        return None
+    snap = spec.session_snapshot
+    return dataclasses.replace(snap, capture_args=tuple(arg.replace("{driver}", script) for arg in snap.capture_args))
+
+
+def image_source(
+    snapshots: snapshot.Snapshots, pack: Pack, env: Mapping[str, str]
+) -> live.ImageSource | None:
+    """Where a session of ``pack`` with ``env`` starts from its snapshot; None: it starts cold.
+
+    Cold where a one-shot run would be (an environment variable the
+    interpreter reads while it starts), and when the snapshot cannot be
+    built here (``Snapshots.image`` then returns None on the worker thread).
+    """
+    snap = session_snapshot(pack)
+    if snap is None or snap.needs_cold_start(env):
+        return None
+    assert pack.wasm is not None and pack.wasm.session is not None
+    data = snapshot.payload(snap, [pack.name, *pack.wasm.session.args], dict(env))
+    if len(data) > snapshot.MAX_PAYLOAD:
+        return None
+
+    def start() -> tuple[wasmtime.Module, runner.ImageStart] | None:
+        got = snapshots.image(pack, None, snap, preopens=(SESSION_DIR,))
+        if got is None:
+            return None
+        module, image = got
+        return module, image.start(f"the {pack.name} session snapshot", data)
+
+    return start
 
 
 def driver_argv(pack: Pack) -> list[str]:
@@ -184,8 +230,14 @@ async def open_session(
     artifacts: ArtifactStore,
     request: SessionRequest,
     start_worker: Callable[[Callable[[], None], str], threading.Thread],
+    *,
+    snapshots: snapshot.Snapshots | None = None,
 ) -> WasmGuestSession:
     """Start the pack's interpreter with its REPL driver; return once it waits for input.
+
+    With ``snapshots``, a pack with a session snapshot starts from it (a
+    fresh instance of the captured interpreter whose driver then runs:
+    ``image_source``); otherwise, or where that is not possible, cold.
 
     Cancellation: stops the start-up at once; the worker is not waited for
     (it may still be compiling the runtime), but no guest code runs after it.
@@ -218,10 +270,12 @@ async def open_session(
         control, memory_limit=memory_limit, ticker=engine, on_ready=on_ready, signal_words=signal_words
     )
     startup_output = OutputCapture(STARTUP_OUTPUT)
+    env = {**spec.env, **request.env}
+    image = image_source(snapshots, pack, env) if snapshots is not None else None
     thread = live.start_instance(
         engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
-        argv=driver_argv(pack), env={**spec.env, **request.env}, vfs=request.vfs, output=startup_output,
-        memory_limit=memory_limit, start_worker=start_worker, name=f"wasm-session-{next(_session_ids)}",
+        argv=driver_argv(pack), env=env, vfs=request.vfs, output=startup_output, memory_limit=memory_limit,
+        start_worker=start_worker, name=f"wasm-session-{next(_session_ids)}", image=image,
     )  # fmt: skip
     interruptible = driver.interrupt == "poll" or signal_words is not None
     session = WasmGuestSession(channel, thread, interruptible=interruptible)

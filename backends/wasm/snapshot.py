@@ -61,7 +61,7 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -79,7 +79,7 @@ from playground.core.backend import ProgressCallback
 from playground.core.limits import DEFAULT_LIMITS
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack, WasmSnapshot, WasmSpec
-from playground.core.vfs import VFS
+from playground.core.vfs import VFS, Dir
 
 log = logging.getLogger(__name__)
 
@@ -206,8 +206,9 @@ class Snapshots:
 
     # -- naming ----------------------------------------------------------------------------
 
-    def key(self, spec: WasmSpec) -> str:
-        snap = spec.snapshot
+    def key(self, spec: WasmSpec, snap: WasmSnapshot | None = None, preopens: Sequence[str] = ()) -> str:
+        """The name of the snapshot ``snap`` (default: ``spec.snapshot``) captured with ``preopens``."""
+        snap = snap or spec.snapshot
         assert snap is not None
         engine, _ = self._machinery()
         parts = [
@@ -215,10 +216,12 @@ class Snapshots:
             f"marker={snap.entry_marker}", f"engine={engine.description}", json.dumps(list(snap.capture_args)),
             json.dumps(snap.run_source), json.dumps(list(snap.preload)), json.dumps(dict(spec.env)),
         ]  # fmt: skip
+        if preopens:
+            parts.append(f"preopens={json.dumps(list(preopens))}")
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
-    def path(self, spec: WasmSpec) -> Path:
-        return self._dir / f"{self.key(spec)}.snap"
+    def path(self, spec: WasmSpec, snap: WasmSnapshot | None = None, preopens: Sequence[str] = ()) -> Path:
+        return self._dir / f"{self.key(spec, snap, preopens)}.snap"
 
     def _code_name(self, snap: WasmSnapshot) -> str:
         text = f"snapshot-code\n{CODE_VERSION}\n{snap.artifact_sha256}\n{snap.entry_function}\n{snap.entry_marker}"
@@ -226,40 +229,50 @@ class Snapshots:
 
     # -- state -----------------------------------------------------------------------------
 
-    def ready(self, spec: WasmSpec) -> bool:
+    def ready(self, spec: WasmSpec, snap: WasmSnapshot | None = None, preopens: Sequence[str] = ()) -> bool:
         """Whether runs of ``spec`` can use a snapshot without building one first. Cheap: stats."""
-        snap = spec.snapshot
+        snap = snap or spec.snapshot
         if snap is None:
             return False
-        key = self.key(spec)
+        key = self.key(spec, snap, preopens)
         with self._lock:
             if key in self._images:
                 return True
         _, modules = self._machinery()
         return (self._dir / f"{key}.snap").is_file() and modules.has(self._code_name(snap))
 
-    def failure(self, spec: WasmSpec) -> str | None:
+    def failure(self, spec: WasmSpec, snap: WasmSnapshot | None = None, preopens: Sequence[str] = ()) -> str | None:
         """Why the snapshot of ``spec`` could not be built in this process (None: it was not tried or it was)."""
         with self._lock:
-            return self._failed.get(self.key(spec))
+            return self._failed.get(self.key(spec, snap, preopens))
 
-    def image(self, pack: Pack, progress: ProgressCallback | None) -> tuple[wasmtime.Module, Image] | None:
+    def image(
+        self, pack: Pack, progress: ProgressCallback | None, snap: WasmSnapshot | None = None,
+        preopens: Sequence[str] = (),
+    ) -> tuple[wasmtime.Module, Image] | None:
         """The code module and verified image for ``pack``'s runs, captured first when needed.
 
-        None when the pack has no snapshot or it cannot be built here (the
-        reason is logged once and kept: ``failure``); the run then starts cold.
+        ``snap`` is the snapshot (default: the pack's one-shot ``snapshot``;
+        a session's is ``session_snapshot`` with its driver in place), and
+        ``preopens`` the guest names of empty directories preopened after the
+        root at the capture: the C library reads its preopen table while it
+        starts, so a run that preopens more (a session's ``/.session``) needs
+        a capture that had them. None when there is no snapshot or it cannot
+        be built here (the reason is logged once and kept: ``failure``); the
+        run then starts cold.
         """
         spec = pack.wasm
-        if spec is None or spec.snapshot is None or spec.module is None:
+        snap = snap or (spec.snapshot if spec is not None else None)
+        if spec is None or snap is None or spec.module is None:
             return None
-        key = self.key(spec)
+        key = self.key(spec, snap, preopens)
         with self._lock:
             if key in self._failed:
                 return None
             image = self._images.get(key)
             lock = self._key_locks.setdefault(key, threading.Lock())
         try:
-            module = self._code_module(spec, progress)
+            module = self._code_module(spec, snap, progress)
             if image is not None:
                 return module, image
             with lock:
@@ -268,7 +281,7 @@ class Snapshots:
                 if image is None:
                     image = self._load(key)
                     if image is None:
-                        image = self._capture(pack, module, key, progress)
+                        image = self._capture(pack, module, key, progress, snap=snap, preopens=preopens)
                     with self._lock:
                         self._images[key] = image
             return module, image
@@ -279,9 +292,8 @@ class Snapshots:
                 self._failed[key] = reason
             return None
 
-    def _code_module(self, spec: WasmSpec, progress: ProgressCallback | None) -> wasmtime.Module:
-        snap = spec.snapshot
-        assert snap is not None and spec.module is not None
+    def _code_module(self, spec: WasmSpec, snap: WasmSnapshot, progress: ProgressCallback | None) -> wasmtime.Module:
+        assert spec.module is not None
         path = self._artifacts.verified_path(spec.module, spec.module.name)
         _, modules = self._machinery()
         return modules.derived(
@@ -356,16 +368,19 @@ class Snapshots:
 
     # -- capture ---------------------------------------------------------------------------
 
-    def _capture(self, pack: Pack, module: wasmtime.Module, key: str, progress: ProgressCallback | None) -> Image:
+    def _capture(
+        self, pack: Pack, module: wasmtime.Module, key: str, progress: ProgressCallback | None, *,
+        snap: WasmSnapshot, preopens: Sequence[str],
+    ) -> Image:
         spec = pack.wasm
-        assert spec is not None and spec.snapshot is not None and spec.module is not None
+        assert spec is not None and spec.module is not None
         if progress is not None:
             try:
                 progress(f"preparing the {pack.name} snapshot (once)", -1.0)
             except Exception:
                 log.exception("progress callback failed")
         wasm = self._artifacts.verified_path(spec.module, pack.name).read_bytes()
-        _, initial_sp = code_module(wasm, spec.snapshot)
+        _, initial_sp = code_module(wasm, snap)
         initial = initial_memory(wasm)
         start = MemoryImage(initial, name=f"snapshot-start-{pack.name}")
         got: dict[str, Any] = {}
@@ -384,11 +399,11 @@ class Snapshots:
         engine, _ = self._machinery()
         try:
             launch = runner.Launch(
-                module=module, argv=[pack.name, *spec.snapshot.capture_args], env=dict(spec.env), stdin=b"",
+                module=module, argv=[pack.name, *snap.capture_args], env=dict(spec.env), stdin=b"",
                 vfs=VFS.for_limits(DEFAULT_LIMITS), output=output, memory_limit=None, wall_limit=_CAPTURE_WALL,
                 cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
                 image=runner.ImageStart(image=start, label=f"the {pack.name} runtime", minimum=len(initial)),
-                capture=take,
+                capture=take, preopens=[(name, Dir(0, True, None)) for name in preopens],
             )  # fmt: skip
             outcome = runner.run(engine, launch, control)
         except Exception as exc:
@@ -405,7 +420,7 @@ class Snapshots:
         if not 0 < stack_pointer <= initial_sp:
             raise SnapshotError(f"implausible stack pointer {stack_pointer:#x}")
         meta = {
-            "key": key, "pack": pack.name, "artifact": spec.snapshot.artifact_sha256, "pages": len(memory) // _PAGE,
+            "key": key, "pack": pack.name, "artifact": snap.artifact_sha256, "pages": len(memory) // _PAGE,
             "stack_pointer": stack_pointer, "memory_minimum": len(initial), "monotonic_ns": got["monotonic"],
             "recipe": RECIPE_VERSION,
             "engine": engine.description,

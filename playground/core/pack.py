@@ -208,6 +208,9 @@ class WasmSpec:
     quiet_paths: tuple[str, ...] = ()
     #: A pre-initialised interpreter for one-shot runs (``WasmSnapshot``); None: every run starts cold.
     snapshot: WasmSnapshot | None = None
+    #: The same for REPL sessions: the interpreter with ``session``'s driver compiled, captured before it
+    #: runs (``{driver}`` in its ``capture_args`` is the driver script); None: sessions start cold.
+    session_snapshot: WasmSnapshot | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
@@ -225,6 +228,11 @@ class WasmSpec:
             raise InvalidPack(f"a {self.transform} transform is not applied by sessions or the serve bridge")
         if self.snapshot is not None and (self.module is None or self.module.sha256 != self.snapshot.artifact_sha256):
             raise InvalidPack("a wasm snapshot is pinned to its runtime: artifact_sha256 must be the module's")
+        if self.session_snapshot is not None:
+            if self.session is None or not self.session.script:
+                raise InvalidPack("a session snapshot needs a REPL driver script to capture")
+            if self.module is None or self.module.sha256 != self.session_snapshot.artifact_sha256:
+                raise InvalidPack("a session snapshot is pinned to its runtime: artifact_sha256 must be the module's")
         for variant in self.variants:
             if not isinstance(variant, WasmVariant):
                 raise InvalidPack(f"not a WasmVariant: {variant!r}")

@@ -52,6 +52,16 @@ PACK = Pack(
             preload=python_snapshot.PRELOAD,
             cold_env=python_snapshot.COLD_ENV,
         ),
+        # Sessions start from a snapshot with the REPL driver compiled and its imports done, before it runs.
+        session_snapshot=WasmSnapshot(
+            artifact_sha256=CPYTHON.sha256,
+            entry_function=python_snapshot.PYRUN_SIMPLE_STRING_FLAGS,
+            entry_marker="__main__",
+            capture_args=("-B", "-c", python_snapshot.SESSION_CAPTURE, "{driver}"),
+            run_source=python_snapshot.RUN,
+            preload=python_snapshot.SESSION_PRELOAD,
+            cold_env=python_snapshot.COLD_ENV,
+        ),
         variants=(
             WasmVariant(
                 name="scientific",

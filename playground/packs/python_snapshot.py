@@ -28,6 +28,7 @@ holds the preloaded modules, ``inspect.stack()`` is two frames deeper, and
 from typing import Final
 
 from playground.packs.python_boot import run_file_script
+from playground.packs.python_watch import WATCH
 
 #: PyRun_SimpleStringFlags in ``runtimes.CPYTHON`` (python-3.12.0.wasm): (i32 source, i32 flags) -> i32.
 PYRUN_SIMPLE_STRING_FLAGS: Final = 4056
@@ -43,10 +44,10 @@ PRELOAD: Final = (
 #: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_PREPARE`` has its own).
 BOOT: Final = run_file_script("    sys.path[0] = os.path.dirname(path)")
 
-_PREPARE: Final = '''\
-def _playground_prepare(boot):
-    import atexit, os, sys, time, __main__
-    code = compile(boot, "<string>", "exec")
+#: The process CPU clock of a snapshot run (the part of a capture script before ``def run``): as
+#: python_boot.PROCESS_TIME_FIX (the times() emulation counts nanoseconds, CPython divides by 100 Hz), and
+#: counted from the run's start (``zero[0] = restart()``), not from the capture.
+_CLOCK: Final = '''\
     zero = [0]
     info = time.get_clock_info("process_time")
     if info.implementation == "times()" and info.resolution == 0.01:
@@ -62,15 +63,38 @@ def _playground_prepare(boot):
         restart = lambda: raw_ns()
     else:
         restart = lambda: 0
+'''
+
+#: What every snapshot run does first: its own argv (``sys.argv`` from ``sys_argv``), environment, seed, clock.
+_RUN_HEAD: Final = '''\
     def run(argv, env):
         del sys._playground_run
         zero[0] = restart()
-        sys.argv[:] = ["-c", *argv[4:]]
+        sys.argv[:] = {sys_argv}
         sys.orig_argv[:] = argv
         os.environ.clear()
         os.environ.update(env)
         if "random" in sys.modules:
             sys.modules["random"].seed()
+'''
+
+#: The imports and the snapshot point that end every capture script (``%r``: the preload list).
+_TAIL: Final = '''\
+for _playground_module in %r:
+    __import__(_playground_module)
+del _playground_module
+__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)
+'''
+
+_PREPARE: Final = (
+    '''\
+def _playground_prepare(boot):
+    import atexit, os, sys, time, __main__
+    code = compile(boot, "<string>", "exec")
+'''
+    + _CLOCK
+    + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]')
+    + '''\
         exec(code, __main__.__dict__)
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
@@ -81,14 +105,43 @@ def _playground_prepare(boot):
     sys._playground_run = run
 _playground_prepare(%r)
 del _playground_prepare
-for _playground_module in %r:
-    __import__(_playground_module)
-del _playground_module
-__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)
 '''
+    + _TAIL
+)
 
 #: The ``-c`` script of the capture.
 CAPTURE: Final = _PREPARE % (BOOT, PRELOAD)
+
+#: Imported before a session's snapshot: the one-shot list and what the REPL driver imports.
+SESSION_PRELOAD: Final = (*PRELOAD, "ast", "builtins", "signal", "textwrap")
+
+_SESSION_PREPARE: Final = (
+    '''\
+def _playground_prepare(prelude, driver):
+    import atexit, os, sys, time, __main__
+    code = compile(prelude + "\\n" + driver, "<string>", "exec")
+'''
+    + _CLOCK
+    + _RUN_HEAD.format(sys_argv='["-c"]')
+    + '''\
+        exec(code, __main__.__dict__)
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+    sys._playground_run = run
+_playground_prepare(%r, __import__("sys").argv.pop(1))
+del _playground_prepare
+'''
+    + _TAIL
+)
+
+#: The ``-c`` script of a REPL session's capture; its one argument is the driver script (``{driver}``,
+#: ``WasmSpec.session_snapshot``). A session's run executes ``WATCH`` and then the driver, as a cold session
+#: runs its prelude and driver, but with ``_CLOCK``'s process_time instead of the prelude's PROCESS_TIME_FIX.
+SESSION_CAPTURE: Final = _SESSION_PREPARE % (WATCH, SESSION_PRELOAD)
 
 #: A run's source: ``{argv}`` and ``{env}`` become JSON (a Python literal too).
 RUN: Final = '__import__("sys")._playground_run({argv}, {env})\n'
