@@ -50,6 +50,7 @@ from typing import Any, Final
 from wasmtime import _bindings as bindings
 
 from backends.wasm import capi
+from backends.wasm.warmpages import WarmPages
 
 log = logging.getLogger(__name__)
 
@@ -163,10 +164,11 @@ class MemoryImage:
     ``length`` is a multiple of the wasm page (64 KiB). Pages of zeros are
     left as holes (they cost no memory). The file descriptor lives as long
     as the image (``close``); each memory maps it ``MAP_PRIVATE``, so a run's
-    writes stay its own.
+    writes stay its own. ``warm``: the pages every run writes, copied before
+    the guest starts (``warmpages``; None until learned).
     """
 
-    __slots__ = ("fd", "length")
+    __slots__ = ("fd", "length", "warm")
 
     def __init__(self, data: bytes | memoryview, *, name: str = "memory-image") -> None:
         if len(data) % 65536:
@@ -190,6 +192,7 @@ class MemoryImage:
             raise
         self.fd = fd
         self.length = len(data)
+        self.warm: WarmPages | None = None
 
     def close(self) -> None:
         """Close the memfd (memories already mapped keep their pages). Idempotent."""

@@ -46,6 +46,7 @@ the messages above name the budget of the eval that tripped.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -145,6 +146,8 @@ class Launch:
     image: ImageStart | None = None
     #: A capture: called with the live Store and instance once the guest reached its snapshot point.
     capture: Callable[[wasmtime.Store, wasmtime.Instance], None] | None = None
+    #: A calibration (``warmpages``): called with the live Store and instance once the guest ended.
+    inspect: Callable[[wasmtime.Store, wasmtime.Instance], None] | None = None
 
 
 def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
@@ -179,6 +182,7 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     state.budget = budget
     start = launch.image
     slot_scope = image_scope(start.image, start.minimum) if start is not None else nullcontext(None)
+    instance: wasmtime.Instance | None = None
     try:
         with budget_scope(budget), engine.attach(store, state), slot_scope as slot:
             control.start_clock()  # bounds a looping start function
@@ -195,6 +199,8 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
                     if slot is None or not slot.mapped:
                         raise HostFailure(f"{start.label}: the memory image was not mapped into the module's memory")
                     _grow_to_image(store, instance, start, budget)
+                    if engine.active_runs > 1:  # only then do copy-on-write faults interrupt another run
+                        _prefault(store, instance, start)
                 control.start_clock()  # the user's wall time starts now
                 launch.attempts.restart_clock()  # and the attempts' first_at
                 if start is not None and start.payload is not None:
@@ -208,8 +214,10 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
                 trap_code = exc.trap_code if isinstance(exc, wasmtime.Trap) else None
             finally:
                 peak = _peak_memory(store, state)
-            if control.reason is StopReason.SNAPSHOT and launch.capture is not None:
+            if control.reason is StopReason.SNAPSHOT and launch.capture is not None and instance is not None:
                 launch.capture(store, instance)
+            elif launch.inspect is not None and instance is not None:
+                launch.inspect(store, instance)
     finally:
         state.release()
         store.close()
@@ -253,6 +261,24 @@ def _grow_to_image(store: wasmtime.Store, instance: wasmtime.Instance, start: Im
         if not budget.refused:
             raise
         raise _image_exceeded(budget, start) from None
+
+
+def _prefault(store: wasmtime.Store, instance: wasmtime.Instance, start: ImageStart) -> None:
+    """Copy the image's warm pages into this run's memory before the guest writes them (``warmpages``)."""
+    warm = start.image.warm
+    if warm is None or not warm.ranges:
+        return
+    base = memory_base(store, instance)
+    if base is not None and not warm.prefault(base):
+        log.debug("%s: prefaulting its warm pages failed", start.label)
+
+
+def memory_base(store: wasmtime.Store, instance: wasmtime.Instance) -> int | None:
+    """The address of the instance's exported memory in this process (None: it exports none)."""
+    memory = instance.exports(store).get("memory")
+    if not isinstance(memory, wasmtime.Memory):
+        return None
+    return ctypes.cast(memory.data_ptr(store), ctypes.c_void_p).value
 
 
 def _image_exceeded(budget: MemoryBudget, start: ImageStart) -> MemoryLimitExceeded:

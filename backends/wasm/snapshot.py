@@ -68,7 +68,7 @@ from typing import Any, Final
 
 import wasmtime
 
-from backends.wasm import runner, wasmbin
+from backends.wasm import launch, runner, warmpages, wasmbin
 from backends.wasm.artifacts import ArtifactStore
 from backends.wasm.engine import WasmEngine
 from backends.wasm.memlimit import MemoryImage
@@ -79,6 +79,7 @@ from playground.core.backend import ProgressCallback
 from playground.core.limits import DEFAULT_LIMITS
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack, WasmSnapshot, WasmSpec
+from playground.core.spec import Spec
 from playground.core.vfs import VFS, Dir
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,8 @@ _HEADER: Final = struct.Struct("<8s32sI")  # magic, sha256 of the rest, metadata
 _PAGE: Final = 65536
 #: A snapshot file not used for this long (an older runtime or product version) is deleted at the next capture.
 STALE_AFTER: Final = 30 * 86400
+#: Calibration runs per image and process (``warmpages``): the pages all of them wrote are prefaulted.
+CALIBRATION_RUNS: Final = 2
 #: A capture may take this long (CPython starts and imports the preload in about 0.2 s).
 _CAPTURE_WALL: Final = 60.0
 
@@ -282,6 +285,7 @@ class Snapshots:
                     image = self._load(key)
                     if image is None:
                         image = self._capture(pack, module, key, progress, snap=snap, preopens=preopens)
+                    self._learn_warm_pages(pack, module, image, snap=snap, preopens=preopens)
                     with self._lock:
                         self._images[key] = image
             return module, image
@@ -365,6 +369,55 @@ class Snapshots:
                     path.unlink(missing_ok=True)
         except OSError as exc:
             log.warning("cannot prune old snapshots: %s", exc)
+
+    # -- warm pages --------------------------------------------------------------------------
+
+    def _learn_warm_pages(
+        self, pack: Pack, module: wasmtime.Module, image: Image, *, snap: WasmSnapshot, preopens: Sequence[str]
+    ) -> None:
+        """Learn the pages every run of ``image`` writes (``warmpages``) from host-chosen calibration runs.
+
+        ``CALIBRATION_RUNS`` runs of the pack's ``warm_program`` (a session
+        snapshot: its driver, which finds no session and stops) with the
+        pack's own environment; the pages all of them wrote become
+        ``image.memory.warm``.
+        Never fails: without it (an error, no page map) runs fault as before.
+        """
+        spec = pack.wasm
+        assert spec is not None
+        runs: list[bytes] = []
+
+        def inspect(store: wasmtime.Store, instance: wasmtime.Instance) -> None:
+            base = runner.memory_base(store, instance)
+            flags = None if base is None else warmpages.written(base, image.memory.length)
+            if flags is not None:
+                runs.append(flags)
+
+        engine, _ = self._machinery()
+        program = Spec(lang=pack.name, code="")
+        if snap == spec.snapshot:
+            argv = launch.argv(pack, program, has_program=True)
+        elif spec.session is not None:
+            argv = [pack.name, *spec.session.args]
+        else:
+            return
+        data = payload(snap, argv, dict(spec.env))
+        try:
+            for _ in range(CALIBRATION_RUNS):
+                vfs = VFS.for_limits(DEFAULT_LIMITS)
+                launch.place_program(vfs, launch.main_path(pack, program), snap.warm_program.encode())
+                control = RunControl(wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL)
+                runner.run(engine, runner.Launch(
+                    module=module, argv=argv, env=dict(spec.env), stdin=b"", vfs=vfs, output=OutputCapture(1 << 16),
+                    memory_limit=None, wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL, quiet_paths=spec.quiet_paths,
+                    image=image.start(f"the {pack.name} calibration", data), inspect=inspect,
+                    preopens=[(name, Dir(0, True, None)) for name in preopens],
+                ), control)  # fmt: skip
+        except Exception as exc:  # a calibration is an optimisation: the runs work without it
+            log.warning("%s: no warm pages (%s)", pack.name, exc)
+            runs.clear()
+        image.memory.warm = warmpages.WarmPages.common(runs)
+        log.info("%s snapshot: %d warm pages", pack.name, image.memory.warm.pages)
 
     # -- capture ---------------------------------------------------------------------------
 

@@ -143,6 +143,9 @@ class WasmSnapshot:
     run_source: str
     preload: tuple[str, ...] = ()
     cold_env: tuple[str, ...] = ()
+    #: A typical program of the language (the backend runs it twice when it first loads the snapshot, to
+    #: learn which pages of the image every run writes and copy those before each run starts); "": empty.
+    warm_program: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "capture_args", tuple(self.capture_args))

@@ -51,6 +51,7 @@ PACK = Pack(
             run_source=python_snapshot.RUN,
             preload=python_snapshot.PRELOAD,
             cold_env=python_snapshot.COLD_ENV,
+            warm_program=python_snapshot.WARM_PROGRAM,
         ),
         # Sessions start from a snapshot with the REPL driver compiled and its imports done, before it runs.
         session_snapshot=WasmSnapshot(

@@ -143,6 +143,36 @@ del _playground_prepare
 #: runs its prelude and driver, but with ``_CLOCK``'s process_time instead of the prelude's PROCESS_TIME_FIX.
 SESSION_CAPTURE: Final = _SESSION_PREPARE % (WATCH, SESSION_PRELOAD)
 
+#: What the backend runs to learn the pages a run writes (``WasmSnapshot.warm_program``): the shape of a short
+#: program as agents and HumanEval-style checks write them (typing, a function, comprehensions, a caught
+#: exception, asserts, a print, and an uncaught AssertionError's traceback). Host-chosen and fixed: no user's
+#: run teaches the backend anything.
+WARM_PROGRAM: Final = """\
+from typing import Dict, List, Optional
+import collections, math, re
+
+
+def solve(numbers: List[int], limit: Optional[int] = None) -> List[int]:
+    seen: Dict[str, int] = collections.Counter(str(n) for n in numbers if n % 2 == 0)
+    words = " ".join(sorted(seen)).split()
+    return [int(w) * 2 for w in words if limit is None or int(w) < limit] + [len(words)]
+
+
+def check(candidate):
+    assert candidate([1, 2, 3, 4, 10]) == [20, 4, 8, 3]
+    assert candidate([], 5) == [0]
+    assert abs(math.sqrt(2.0) ** 2 - 2.0) < 1e-9 and re.match(r"a+b", "aab")
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        assert str(exc) == "'missing'"
+
+
+check(solve)
+print("ok", {"answer": 6 * 7}, [i * i for i in range(5)])
+check(lambda numbers, limit=None: None)  # and a failed check's traceback, as half of all checks end
+"""
+
 #: A run's source: ``{argv}`` and ``{env}`` become JSON (a Python literal too).
 RUN: Final = '__import__("sys")._playground_run({argv}, {env})\n'
 
