@@ -28,6 +28,16 @@ product. Prints problems/s (both sets counted) and the pass/fail counts;
 a check that disagrees with the expectation is listed, and so is each
 path's slowest canonical check (a heavy one, HumanEval/75, takes about
 1 s on the Wasm tier alone: on a loaded machine it can meet the 3 s limit).
+
+``--paired SECONDS``: for a machine others use too, where a path measured
+after another sees different load. For that long, every batch of 41
+checks (canonical and wrong mixed) runs at concurrency 1 and 2 on each of:
+``wasm`` as it is, ``wasm, no warm pages`` (the same backend with the
+snapshot's warm pages off, ``backends/wasm/warmpages``: how concurrent runs
+went before), and ``native`` (the harness); in a fresh random order per
+batch. Prints each one's problems/s over all its batches, the process CPU
+per check for the two Wasm ones (the harness's runs in other processes),
+and the median of the per-batch time ratios against ``wasm``.
 """
 
 from __future__ import annotations
@@ -169,16 +179,77 @@ def run_native_path(problems: Sequence[Problem], levels: Sequence[int]) -> None:
         report("native", concurrency, problems, good, bad, seconds=time.perf_counter() - started)
 
 
+def run_paired(problems: Sequence[Problem], levels: Sequence[int], seconds: float) -> None:
+    import random
+    import resource
+    import statistics
+
+    from backends.wasm.warmpages import WarmPages
+    from playground.packs import python
+
+    sb = default_sandbox(policy=WASM_ONLY)
+    check_correctness = harness_execution().check_correctness
+    cases = [(p, p["canonical_solution"]) for p in problems] + [(p, WRONG_BODY) for p in problems]
+    random.Random(0).shuffle(cases)
+    batches = [cases[i : i + 41] for i in range(0, len(cases), 41)]
+    sb.prepare("python", lambda line: print(f"    {line}", flush=True))
+    asyncio.run(sandbox_checks(sb, [program(*cases[0])], 1))  # warm-up: loads the snapshot, learns its pages
+    backend = sb.backends["wasm"]
+    got = backend.snapshots.image(python.PACK, None)  # type: ignore[attr-defined]
+    assert got is not None, "the python snapshot cannot be built here"
+    image = got[1].memory
+    learned = image.warm
+    modes = ("wasm", "wasm, no warm pages", "native")
+    taken: dict[tuple[str, int], list[tuple[float, float, int]]] = {(m, c): [] for m in modes for c in levels}
+    order = list(modes)
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            for batch in batches:
+                for concurrency in levels:
+                    random.shuffle(order)
+                    for mode in order:
+                        image.warm = WarmPages() if mode == "wasm, no warm pages" else learned
+                        before = resource.getrusage(resource.RUSAGE_SELF)
+                        started = time.perf_counter()
+                        if mode == "native":
+                            native_checks(check_correctness, batch, concurrency)
+                        else:
+                            asyncio.run(sandbox_checks(sb, [program(*case) for case in batch], concurrency))
+                        elapsed = time.perf_counter() - started
+                        after = resource.getrusage(resource.RUSAGE_SELF)
+                        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                        taken[mode, concurrency].append((elapsed, cpu, len(batch)))
+    finally:
+        image.warm = learned
+        sb.close()
+    print(f"paired: {len(taken['wasm', levels[0]])} batches of up to 41 checks per mode and level, interleaved")
+    print(f"{'mode':<22} {'conc':>4} {'problems/s':>10} {'CPU/check':>10} {'time vs wasm':>13}")
+    for concurrency in levels:
+        for mode in modes:
+            rows = taken[mode, concurrency]
+            checks = sum(n for _, _, n in rows)
+            rate = checks / 2 / sum(t for t, _, _ in rows)
+            cpu = f"{1000 * sum(c for _, c, _ in rows) / checks:8.1f}ms" if mode != "native" else f"{'-':>10}"
+            ratio = statistics.median(a[0] / b[0] for a, b in zip(rows, taken["wasm", concurrency], strict=True))
+            print(f"{mode:<22} {concurrency:>4} {rate:>10.2f} {cpu} {ratio:>12.2f}x", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", default="wasm,docker,native", help="comma-separated: wasm, docker, native")
     parser.add_argument("--concurrency", default="1,2", help="comma-separated levels (runs in flight at once)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N problems (0: all 164)")
+    parser.add_argument("--paired", type=float, default=0, metavar="SECONDS",
+                        help="interleave wasm, wasm without warm pages and native batch by batch for this long")
     args = parser.parse_args()
     problems = load_problems()
     if args.limit:
         problems = problems[: args.limit]
     levels = [int(level) for level in args.concurrency.split(",")]
+    if args.paired:
+        run_paired(problems, levels, args.paired)
+        return
     print(f"HumanEval: {len(problems)} problems, canonical and wrong ('return None') completions, {TIMEOUT:g} s limit")
     print(f"{'path':<8} {'conc':>4} {'canonical':>11} {'wrong':>11} {'seconds':>8} {'problems/s':>10}   "
           "slowest canonical check")
