@@ -3,7 +3,11 @@
 ``open_session`` starts the pack's runtime with its REPL driver (the
 pack's ``WasmSpec.session``: a script of ours from ``resources/drivers``
 passed on the command line, or ``qjs --repl``) and
-returns when the driver first waits for input. The instance then lives
+returns when the driver first waits for input; a pack with a session
+snapshot (``WasmSpec.session_snapshot``: Python) starts from it instead, a
+fresh instance of the interpreter captured with the driver compiled
+(``image_source``), and falls back to a cold start where a one-shot run
+would. The instance then lives
 on its worker thread, blocked in ``fd_read`` on stdin between evals (no
 deadline, no epoch ticks); each ``eval`` hands it one framed input and
 waits for the driver to ask for the next (see ``channel`` for the

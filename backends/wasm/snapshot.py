@@ -40,6 +40,14 @@ module does the rest:
    one run reaches another: each has its own instance, memory pages,
    descriptors and VFS.
 
+A pack may have a second snapshot for its REPL sessions
+(``WasmSpec.session_snapshot``, with the driver script in its capture
+arguments; ``session.image_source``): the same machinery, captured with
+the session's ``/.session`` preopened (the C library reads its preopen
+table once, at start), keyed by those preopens too. Once an image is
+loaded in a process, two calibration runs learn the pages every run
+writes (``warmpages``).
+
 A run uses the snapshot when the pack has one, the run is one-shot, its
 environment needs no cold start (``WasmSnapshot.needs_cold_start``), it
 has no caller root tree, and its source fits (``MAX_PAYLOAD``). Otherwise,

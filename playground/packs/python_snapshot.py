@@ -18,6 +18,12 @@ CPU clock at zero, runs the boot script, then what CPython's exit would
 exit; stdin, files, ``/in``, descriptors, the working folder (the boot
 script's ``chdir``) and limits are the run's own.
 
+REPL sessions have their own snapshot (``SESSION_CAPTURE``, the pack's
+``session_snapshot``): the capture compiles the in-guest attempt report and
+the session's driver (passed as its one argument) and imports
+``SESSION_PRELOAD``; a session's ``RUN`` sets its argv, environment, seed
+and CPU clock, then runs them, and the driver waits for its first input.
+
 What a program can see differently from a cold start (documented in the
 README): ``hash()`` of a str/bytes is stable for one snapshot (as with a
 fixed PYTHONHASHSEED; each capture draws a fresh secret), ``sys.modules``
