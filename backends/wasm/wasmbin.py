@@ -91,6 +91,16 @@ def enc_sleb(value: int) -> bytes:
         out.append(byte | 0x80)
 
 
+def padded_sleb32(value: int) -> bytes:
+    """``value`` as a 5-byte signed LEB128 (the padded form a linker writes where it patched a relocation)."""
+    out = bytearray()
+    for _ in range(4):
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value & 0x7F)
+    return bytes(out)
+
+
 def _name(text: str) -> bytes:
     raw = text.encode()
     return enc_uleb(len(raw)) + raw
@@ -312,12 +322,15 @@ def function_body(wasm_sections: list[tuple[int, bytes]], index: int) -> bytes:
 
 def references_string(wasm_sections: list[tuple[int, bytes]], index: int, text: bytes) -> bool:
     """Whether function ``index`` loads the address of the NUL-terminated ``text`` from a data segment
-    as an ``i32.const`` (how a C function refers to a string literal in a non-PIC module)."""
+    as an ``i32.const`` (how a C function refers to a string literal in a non-PIC module): its immediate
+    in the shortest LEB128 form or in the padded 5-byte form linkers leave (wasm-ld without
+    ``--compress-relocations``)."""
     body = function_body(wasm_sections, index)
     by_id = dict(wasm_sections)
     pattern = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(text) + rb"\x00")
     for offset, blob in read_data(by_id.get(DATA, b"\0")):
         for match in pattern.finditer(blob):
-            if b"\x41" + enc_sleb(offset + match.start()) in body:
+            address = offset + match.start()
+            if b"\x41" + enc_sleb(address) in body or b"\x41" + padded_sleb32(address) in body:
                 return True
     return False

@@ -2,7 +2,8 @@
 stdin, process.env), with REPL sessions and web apps served through the handler bridge
 (`export default { fetch(request) }`, see packaging/runtimes/quickjs/driver.c)."""
 
-from playground.core import Pack, WasmDriver, WasmSpec
+from playground.core import Pack, WasmDriver, WasmSnapshot, WasmSpec
+from playground.packs import javascript_snapshot
 from playground.packs.runtimes import QUICKJS
 
 #: The REPL: QuickJS's own (packaging/runtimes/quickjs/driver.c), polling for Ctrl-C.
@@ -17,6 +18,15 @@ PACK = Pack(
         module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session=REPL,
         serve_args=("--serve", "{main}", "{args}"),  # the handler bridge (packaging/runtimes/quickjs/driver.c)
         typical_start=0.0045,  # bench/coldstart.py, Sandbox.run p50
+        # One-shot runs start from a snapshot of the set-up driver (javascript_snapshot, backends/wasm/snapshot).
+        snapshot=WasmSnapshot(
+            artifact_sha256=QUICKJS.sha256,
+            entry_function=javascript_snapshot.ENTRY_FUNCTION,
+            entry_marker=javascript_snapshot.ENTRY_MARKER,
+            capture_args=javascript_snapshot.CAPTURE_ARGS,
+            run_source=javascript_snapshot.RUN,
+            cold_env=javascript_snapshot.COLD_ENV,
+        ),
     ),
     example='const xs = [1, 2, 3].map((n) => n * n);\nconsole.log("squares:", xs);\n',
     description="JavaScript (QuickJS-NG in WebAssembly)",
