@@ -17,7 +17,7 @@ PACK = Pack(
     wasm=WasmSpec(
         module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session=REPL,
         serve_args=("--serve", "{main}", "{args}"),  # the handler bridge (packaging/runtimes/quickjs/driver.c)
-        typical_start=0.0045,  # bench/coldstart.py, Sandbox.run p50
+        typical_start=0.0015,  # bench/oneshot_speed.py, Sandbox.run p50 from the snapshot (cold: about 0.005)
         # One-shot runs start from a snapshot of the set-up driver (javascript_snapshot, backends/wasm/snapshot).
         snapshot=WasmSnapshot(
             artifact_sha256=QUICKJS.sha256,
