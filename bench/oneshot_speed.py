@@ -2,8 +2,8 @@
 
     python bench/oneshot_speed.py [-n RUNS] [--seconds S] [--langs javascript lua python]
 
-Everything runs interleaved in one process, so machine load hits every
-column alike:
+Everything runs interleaved in one process (blocks of ``BLOCK`` runs per
+column), so machine load hits every column alike:
 
 * **start**: p50/p95 of a hello-world ``Sandbox.run`` (warm caches) on
   - *before*: the pack without its snapshot, on a new thread per run
@@ -46,6 +46,10 @@ HELLO = {
     "python": 'print("hello world")',
     "typescript": 'const greeting: string = "hello world";\nconsole.log(greeting)',
 }
+
+
+#: Runs of one column in a row before the next column's (the first of a block pays for the switch).
+BLOCK = 10
 
 
 def _native(*candidates: str) -> str | None:
@@ -105,7 +109,7 @@ def native_run(cmd: list[str]) -> float:
 
 
 async def start_table(before: Sandbox, after: Sandbox, langs: list[str], runs: int) -> None:
-    print(f"start: p50 / p95 ms of a hello world, {runs} runs each, interleaved (CPU: process ms per run)")
+    print(f"start: p50 / p95 ms of a hello world, {runs} runs each, interleaved in blocks of {BLOCK} (CPU ms per run)")
     for lang in langs:
         spec = Spec(lang=lang, code=HELLO[lang])
         for sb in (before, after):
@@ -114,13 +118,14 @@ async def start_table(before: Sandbox, after: Sandbox, langs: list[str], runs: i
         cols: dict[str, list[float]] = {"before": [], "after": [], "native": []}
         cpus: dict[str, list[float]] = {"before": [], "after": []}
         cmd = NATIVE.get(lang)
-        for _ in range(runs):
+        for _ in range(max(1, runs // BLOCK)):  # blocks of BLOCK runs: warm caches, as a user's repeated runs
             for name, sb in (("before", before), ("after", after)):
-                wall, cpu = await timed_run(sb, spec)
-                cols[name].append(wall)
-                cpus[name].append(cpu)
+                for _ in range(BLOCK):
+                    wall, cpu = await timed_run(sb, spec)
+                    cols[name].append(wall)
+                    cpus[name].append(cpu)
             if cmd is not None:
-                cols["native"].append(native_run(cmd))
+                cols["native"] += [native_run(cmd) for _ in range(max(1, BLOCK // 5))]
         text = f"  {lang:<11}"
         for name in ("before", "after"):
             text += (
