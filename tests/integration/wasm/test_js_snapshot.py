@@ -32,7 +32,7 @@ from playground.core import (
     TimeLimitExceeded,
 )
 from playground.core.limits import MiB
-from playground.packs import javascript, javascript_snapshot
+from playground.packs import javascript, javascript_snapshot, typescript
 from playground.packs.runtimes import QUICKJS
 
 
@@ -256,3 +256,16 @@ async def test_other_runs_start_cold_and_agree(real: Sandbox, starts: list[str])
     result = await real.run(Spec(lang="javascript", code="console.log(scriptArgs)", root_files={"work/d.txt": b"x"}))
     assert result.stdout == b"[ '/work/main.js' ]\n", result.stderr
     assert starts == ["cold", "cold"]
+
+
+async def test_typescript_runs_from_the_same_snapshot(starts: list[str]) -> None:
+    backend = WasmBackend()
+    _need(backend)
+    with Sandbox(backends=[backend], packs=[typescript.PACK], default_limits=Limits(wall_time=20.0)) as sb:
+        code = "const n: number = scriptArgs.length;\nconsole.log(n, process.argv[1]);\nthrow new Error('x');\n"
+        result = await sb.run(Spec(lang="typescript", code=code, args=("a",)))
+    assert result.stdout == b"2 /work/main.ts\n" and result.exit_code == 1
+    assert "/work/main.ts:3" in result.stderr.decode(), result.stderr  # the TypeScript's own line
+    assert starts == ["snapshot"]
+    assert typescript.PACK.wasm is not None and javascript.PACK.wasm is not None
+    assert backend.snapshots.key(typescript.PACK.wasm) == backend.snapshots.key(javascript.PACK.wasm)  # one image
