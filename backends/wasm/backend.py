@@ -231,11 +231,11 @@ class WasmBackend:
         if reason is not None:
             raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
         limits = request.limits
-        memory = limits.get("memory")
-        control = RunControl(wall_limit=limits.get("wall_time"), cpu_limit=limits.get("cpu_time"))
+        memory = limits.memory_cap
+        control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
         name = f"wasm-run-{next(_run_ids)}"
         return await handoff.in_thread(
-            lambda: self._run_blocking(request, control, None if memory is None else int(memory)),
+            lambda: self._run_blocking(request, control, memory),
             start=lambda body: self._submit(body, name), stop=control.cancel, translate=_as_async,
         )  # fmt: skip
 

@@ -397,8 +397,8 @@ class Snapshots:
         try:
             launch = runner.Launch(
                 module=module, argv=[pack.name, *spec.snapshot.capture_args], env=dict(spec.env), stdin=b"",
-                vfs=VFS.for_limits(DEFAULT_LIMITS), output=output, memory_limit=None, wall_limit=_CAPTURE_WALL,
-                cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
+                vfs=VFS.for_limits(DEFAULT_LIMITS.validate()), output=output, memory_limit=None,
+                wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
                 image=runner.ImageStart(image=start, label=f"the {pack.name} runtime", minimum=len(initial)),
                 capture=take,
             )  # fmt: skip

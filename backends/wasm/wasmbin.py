@@ -38,8 +38,8 @@ class WasmFormatError(ValueError):
     """The bytes are not a module this reader understands."""
 
 
-def uleb(buf: bytes, pos: int) -> tuple[int, int]:
-    """(value, position after it) of the unsigned LEB128 at ``pos``."""
+def _leb(buf: bytes, pos: int) -> tuple[int, int, int, int]:
+    """(bits, bit count, last byte, position after it) of the LEB128 at ``pos``."""
     result = shift = 0
     while True:
         if pos >= len(buf):
@@ -49,23 +49,19 @@ def uleb(buf: bytes, pos: int) -> tuple[int, int]:
         result |= (byte & 0x7F) << shift
         shift += 7
         if not byte & 0x80:
-            return result, pos
+            return result, shift, byte, pos
+
+
+def uleb(buf: bytes, pos: int) -> tuple[int, int]:
+    """(value, position after it) of the unsigned LEB128 at ``pos``."""
+    result, _, _, pos = _leb(buf, pos)
+    return result, pos
 
 
 def sleb(buf: bytes, pos: int) -> tuple[int, int]:
     """(value, position after it) of the signed LEB128 at ``pos``."""
-    result = shift = 0
-    while True:
-        if pos >= len(buf):
-            raise WasmFormatError("truncated LEB128")
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            if byte & 0x40:
-                result -= 1 << shift
-            return result, pos
+    result, shift, last, pos = _leb(buf, pos)
+    return (result - (1 << shift) if last & 0x40 else result), pos
 
 
 def enc_uleb(value: int) -> bytes:

@@ -2,12 +2,21 @@
 stdin, process.env), with REPL sessions and web apps served through the handler bridge
 (`export default { fetch(request) }`, see packaging/runtimes/quickjs/driver.c)."""
 
-from playground.core import Pack, WasmDriver, WasmSnapshot, WasmSpec
+from playground.core import Editing, Pack, WasmDriver, WasmSnapshot, WasmSpec
 from playground.packs import javascript_snapshot
 from playground.packs.runtimes import QUICKJS
 
 #: The REPL: QuickJS's own (packaging/runtimes/quickjs/driver.c), polling for Ctrl-C.
 REPL = WasmDriver(args=("--repl",), interrupt="poll")
+
+#: What marks a JavaScript program as a web server (``Editing.server_signs``); TypeScript and Node share it.
+SERVER_SIGNS = (
+    (r"(?s)export\s+default\s*\{[^}]*\bfetch\b", "exports a fetch(request) handler"),
+    (r"(?<![\w.$])serve\s*\(\s*(?:async\s*)?(?:function\b|\(|\w+\s*=>|[A-Za-z_$][\w$]*\s*\))", "calls serve(handler)"),
+    (r"\b(?:Deno|Bun)\.serve\s*\(", "calls Deno.serve / Bun.serve"),
+    (r"\bcreateServer\s*\(", "calls createServer()"),
+    (r"\.listen\s*\(", "calls listen()"),
+)
 
 PACK = Pack(
     name="javascript",
@@ -32,4 +41,5 @@ PACK = Pack(
     description="JavaScript (QuickJS-NG in WebAssembly)",
     # QuickJS: '    at f (/work/main.js:2:10)', a syntax error '    at /work/main.js:2:9'.
     error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    editing=Editing(lexer="javascript", indent=2, server_signs=SERVER_SIGNS),
 )

@@ -1,6 +1,6 @@
 """Lua 5.4 compiled to WASI."""
 
-from playground.core import Pack, WasmDriver, WasmSpec
+from playground.core import Editing, InputSyntax, Pack, WasmDriver, WasmSpec
 from playground.packs.lua_watch import WATCH
 from playground.packs.runtimes import LUA
 
@@ -23,4 +23,5 @@ PACK = Pack(
     description="Lua 5.4 (in WebAssembly; no os.execute or temp files)",
     # 'lua: /work/main.lua:2: attempt to index...' and traceback lines '\t/work/main.lua:5: in main chunk'.
     error_locations=(r"(?<![^\s:])(?P<file>[^\s:]+\.lua):(?P<line>\d+):",),
+    editing=Editing(lexer="lua", indent=2, input_syntax=InputSyntax.LUA),
 )

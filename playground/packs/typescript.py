@@ -1,7 +1,8 @@
 """TypeScript: transpiled to JavaScript inside Wasm (OXC), then run on QuickJS-NG."""
 
-from playground.core import Pack, WasmSpec
+from playground.core import Editing, Pack, WasmSpec
 from playground.packs.javascript import PACK as JAVASCRIPT
+from playground.packs.javascript import SERVER_SIGNS
 from playground.packs.runtimes import QUICKJS, TYPESCRIPT_TRANSFORM
 
 PACK = Pack(
@@ -25,4 +26,5 @@ PACK = Pack(
     description="TypeScript (types stripped in WebAssembly, run on QuickJS-NG)",
     # Runtime errors '    at f (/work/main.ts:4:9)' (the TypeScript's lines), syntax errors 'main.ts:2: syntax error'.
     error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?ts):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    editing=Editing(lexer="typescript", indent=2, server_signs=SERVER_SIGNS),
 )
