@@ -60,14 +60,15 @@ async def track(sb: Sandbox, lang: str, runs: int, every: int, concurrency: int)
         nonlocal done, mark, mark_done
         while done < runs:
             done += 1
+            mine = done  # this run's number (another worker moves ``done`` while this one runs)
             result = await sb.run(spec)
             assert result.exit_code == 0 and b"hello world" in result.stdout, result.stderr
-            if done % every == 0:
+            if mine % every == 0:
                 fds, os_threads, py_threads, rss = usage()
                 now = time.perf_counter()
-                per_s = (done - mark_done) / (now - mark)
-                mark, mark_done = now, done
-                print(f"  {done:>6} {fds:>5} {os_threads:>11} {py_threads:>11} {rss:>8.1f} {per_s:>7.0f}", flush=True)
+                per_s = (mine - mark_done) / (now - mark)
+                mark, mark_done = now, mine
+                print(f"  {mine:>6} {fds:>5} {os_threads:>11} {py_threads:>11} {rss:>8.1f} {per_s:>7.0f}", flush=True)
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     last = usage()
