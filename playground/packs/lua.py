@@ -1,4 +1,11 @@
-"""Lua 5.4 compiled to WASI."""
+"""Lua 5.4 compiled to WASI.
+
+No start-up snapshot (unlike Python and JavaScript): one was built and measured
+(a state with its libraries open, entered per run) and was no faster. Opening
+Lua's libraries is cheap, and mapping the image and its copy-on-write faults
+(``lua_close`` touches the whole heap) cost as much as they saved; the time of a
+run is mostly the host's (``bench/oneshot_speed.py``).
+"""
 
 from playground.core import Editing, InputSyntax, Pack, WasmDriver, WasmSpec
 from playground.packs.lua_watch import WATCH
