@@ -54,7 +54,7 @@ from playground.core.attempts import AttemptLog
 from playground.core.errors import BackendUnavailable, SessionClosed
 from playground.core.handoff import Delivery, await_worker
 from playground.core.keyboard import InputStream
-from playground.core.limits import Limits
+from playground.core.limits import ResolvedLimits
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack, WasmSnapshot
 from playground.core.result import Outcome
@@ -69,6 +69,9 @@ DRIVER_DIR: Final = resource_path("drivers")
 #: Output the driver may produce before its first prompt (kept for the error message if it fails).
 STARTUP_OUTPUT: Final = 64 << 10
 _session_ids = itertools.count(1)
+#: id(session_snapshot) -> (it, the driver script, it with the script in place); it is held, so its id is not reused.
+_snapshots: dict[int, tuple[WasmSnapshot, str, WasmSnapshot]] = {}
+_snapshots_lock = threading.Lock()
 
 
 def signal_words_of(pack: Pack) -> SignalWords | None:
@@ -107,7 +110,15 @@ def session_snapshot(pack: Pack) -> WasmSnapshot | None:
     except OSError:  # driver_unavailable_reason says so
         return None
     snap = spec.session_snapshot
-    return dataclasses.replace(snap, capture_args=tuple(arg.replace("{driver}", script) for arg in snap.capture_args))
+    with _snapshots_lock:
+        cached = _snapshots.get(id(snap))
+        if cached is not None and cached[0] is snap and cached[1] == script:
+            return cached[2]  # the same object: ``Snapshots.key`` remembers its key by identity
+        made = dataclasses.replace(snap, capture_args=tuple(a.replace("{driver}", script) for a in snap.capture_args))
+        if len(_snapshots) >= 16:  # pack data: a handful
+            _snapshots.clear()
+        _snapshots[id(snap)] = (snap, script, made)
+        return made
 
 
 def image_source(
@@ -180,7 +191,7 @@ class WasmGuestSession:
         return True
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        self, code: str, output: OutputCapture, limits: ResolvedLimits, *, input: InputStream | None = None,
         attempts: AttemptLog | None = None,
     ) -> Outcome:
         """Run ``code`` in the live interpreter; see ``GuestSession.eval``.
@@ -205,8 +216,8 @@ class WasmGuestSession:
         ticket = EvalTicket(
             code=code.encode("utf-8", "replace"),
             output=output,
-            wall_limit=limits.get("wall_time"),
-            cpu_limit=limits.get("cpu_time"),
+            wall_limit=limits.wall_time_cap,
+            cpu_limit=limits.cpu_time_cap,
             on_done=delivery.settle,
             keyboard=input,
             attempts=attempts if attempts is not None else AttemptLog(),
@@ -259,7 +270,7 @@ async def open_session(
     spec = pack.wasm
     assert spec is not None and spec.module is not None
     control = live.startup_control(request.limits)
-    memory_limit = live.memory_limit_of(request.limits)
+    memory_limit = request.limits.memory_cap
     ready_delivery: Delivery[Outcome | None] = Delivery(live.translate)
     ready = ready_delivery.future
 

@@ -110,6 +110,8 @@ STALE_AFTER: Final = 30 * 86400
 CALIBRATION_RUNS: Final = 2
 #: A capture may take this long (CPython starts and imports the preload in about 0.2 s).
 _CAPTURE_WALL: Final = 60.0
+#: A calibration run (``_learn_warm_pages``) may take this long (a Python one takes about 10 ms).
+_CALIBRATION_WALL: Final = 5.0
 
 
 class SnapshotError(Exception):
@@ -210,6 +212,9 @@ class Snapshots:
         self._key_locks: dict[str, threading.Lock] = {}
         self._images: dict[str, Image] = {}
         self._failed: dict[str, str] = {}
+        #: (id(spec), id(snapshot), preopens) -> (spec, snapshot, key): both are held, so their ids cannot be
+        #: reused while cached.
+        self._keys: dict[tuple[int, int, tuple[str, ...]], tuple[WasmSpec, WasmSnapshot, str]] = {}
 
     @property
     def directory(self) -> Path:
@@ -220,6 +225,18 @@ class Snapshots:
     def key(self, spec: WasmSpec, snap: WasmSnapshot | None = None, preopens: Sequence[str] = ()) -> str:
         """The name of the snapshot ``snap`` (default: ``spec.snapshot``) captured with ``preopens``."""
         snap = snap or spec.snapshot
+        assert snap is not None
+        ident = (id(spec), id(snap), tuple(preopens))
+        cached = self._keys.get(ident)  # asked at every run; hashing Python's capture script took ~0.1 ms
+        if cached is not None and cached[0] is spec and cached[1] is snap:
+            return cached[2]
+        key = self._key(spec, snap, preopens)
+        if len(self._keys) >= 64:  # specs are pack data (a handful); never let made-up ones pile up
+            self._keys.clear()
+        self._keys[ident] = (spec, snap, key)
+        return key
+
+    def _key(self, spec: WasmSpec, snap: WasmSnapshot, preopens: Sequence[str]) -> str:
         assert snap is not None
         engine, _ = self._machinery()
         parts = [
@@ -412,12 +429,13 @@ class Snapshots:
         data = payload(snap, argv, dict(spec.env))
         try:
             for _ in range(CALIBRATION_RUNS):
-                vfs = VFS.for_limits(DEFAULT_LIMITS)
+                vfs = VFS.for_limits(DEFAULT_LIMITS.validate())
                 launch.place_program(vfs, launch.main_path(pack, program), snap.warm_program.encode())
-                control = RunControl(wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL)
+                control = RunControl(wall_limit=_CALIBRATION_WALL, cpu_limit=_CALIBRATION_WALL)
                 runner.run(engine, runner.Launch(
                     module=module, argv=argv, env=dict(spec.env), stdin=b"", vfs=vfs, output=OutputCapture(1 << 16),
-                    memory_limit=None, wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL, quiet_paths=spec.quiet_paths,
+                    memory_limit=None, wall_limit=_CALIBRATION_WALL, cpu_limit=_CALIBRATION_WALL,
+                    quiet_paths=spec.quiet_paths,
                     image=image.start(f"the {pack.name} calibration", data), inspect=inspect,
                     preopens=[(name, Dir(0, True, None)) for name in preopens],
                 ), control)  # fmt: skip
@@ -425,7 +443,8 @@ class Snapshots:
             log.warning("%s: no warm pages (%s)", pack.name, exc)
             runs.clear()
         image.memory.warm = warmpages.WarmPages.common(runs)
-        log.info("%s snapshot: %d warm pages", pack.name, image.memory.warm.pages)
+        kind = "snapshot" if snap == spec.snapshot else "session snapshot"
+        log.info("%s %s: %d warm pages", pack.name, kind, image.memory.warm.pages)
 
     # -- capture ---------------------------------------------------------------------------
 
@@ -461,8 +480,8 @@ class Snapshots:
         try:
             launch = runner.Launch(
                 module=module, argv=[pack.name, *snap.capture_args], env=dict(spec.env), stdin=b"",
-                vfs=VFS.for_limits(DEFAULT_LIMITS), output=output, memory_limit=None, wall_limit=_CAPTURE_WALL,
-                cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
+                vfs=VFS.for_limits(DEFAULT_LIMITS.validate()), output=output, memory_limit=None,
+                wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
                 image=runner.ImageStart(image=start, label=f"the {pack.name} runtime", minimum=len(initial)),
                 capture=take, preopens=[(name, Dir(0, True, None)) for name in preopens],
             )  # fmt: skip
