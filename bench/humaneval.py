@@ -193,12 +193,14 @@ def run_paired(problems: Sequence[Problem], levels: Sequence[int], seconds: floa
     random.Random(0).shuffle(cases)
     batches = [cases[i : i + 41] for i in range(0, len(cases), 41)]
     sb.prepare("python", lambda line: print(f"    {line}", flush=True))
-    asyncio.run(sandbox_checks(sb, [program(*cases[0])], 1))  # warm-up: loads the snapshot, learns its pages
+    # warm-up: loads the snapshot; two at once learn its warm pages (only concurrent runs use them)
+    asyncio.run(sandbox_checks(sb, [program(*case) for case in cases[:4]], 2))
     backend = sb.backends["wasm"]
     got = backend.snapshots.image(python.PACK, None)  # type: ignore[attr-defined]
     assert got is not None, "the python snapshot cannot be built here"
     image = got[1].memory
     learned = image.warm
+    assert learned is not None, "the warm pages were not learned"
     modes = ("wasm", "wasm, no warm pages", "native")
     taken: dict[tuple[str, int], list[tuple[float, float, int]]] = {(m, c): [] for m in modes for c in levels}
     order = list(modes)

@@ -405,6 +405,7 @@ class WasmBackend:
         if got is None:
             return None
         module, image = got
+        self.snapshots.warm_up(pack, module, image)
         return module, image.start(f"the {pack.name} snapshot", data)
 
     def _transform(self, spec: WasmSpec, program: bytes, request: Request, guest_path: str) -> bytes | str:

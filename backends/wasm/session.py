@@ -143,6 +143,7 @@ def image_source(
         if got is None:
             return None
         module, image = got
+        snapshots.warm_up(pack, module, image, snap=snap, preopens=(SESSION_DIR,))
         return module, image.start(f"the {pack.name} session snapshot", data)
 
     return start

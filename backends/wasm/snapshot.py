@@ -212,6 +212,7 @@ class Snapshots:
         self._key_locks: dict[str, threading.Lock] = {}
         self._images: dict[str, Image] = {}
         self._failed: dict[str, str] = {}
+        self._warming = threading.Lock()
         #: (id(spec), id(snapshot), preopens) -> (spec, snapshot, key): both are held, so their ids cannot be
         #: reused while cached.
         self._keys: dict[tuple[int, int, tuple[str, ...]], tuple[WasmSpec, WasmSnapshot, str]] = {}
@@ -310,7 +311,6 @@ class Snapshots:
                     image = self._load(key)
                     if image is None:
                         image = self._capture(pack, module, key, progress, snap=snap, preopens=preopens)
-                    self._learn_warm_pages(pack, module, image, snap=snap, preopens=preopens)
                     with self._lock:
                         self._images[key] = image
             return module, image
@@ -396,6 +396,29 @@ class Snapshots:
             log.warning("cannot prune old snapshots: %s", exc)
 
     # -- warm pages --------------------------------------------------------------------------
+
+    def warm_up(
+        self, pack: Pack, module: wasmtime.Module, image: Image, *, snap: WasmSnapshot | None = None,
+        preopens: Sequence[str] = (),
+    ) -> None:
+        """Learn ``image``'s warm pages now if they are not known and another run is in flight.
+
+        Only then are they used (``runner``), so a process that never runs
+        two at once never pays for the calibration (about 20 ms for Python,
+        once). One calibration at a time; a run that finds one going on
+        starts without waiting for it.
+        """
+        if image.memory.warm is not None:
+            return
+        engine, _ = self._machinery()
+        if engine.active_runs == 0 or not self._warming.acquire(blocking=False):
+            return
+        try:
+            snap = snap or (pack.wasm.snapshot if pack.wasm is not None else None)
+            if image.memory.warm is None and snap is not None:
+                self._learn_warm_pages(pack, module, image, snap=snap, preopens=preopens)
+        finally:
+            self._warming.release()
 
     def _learn_warm_pages(
         self, pack: Pack, module: wasmtime.Module, image: Image, *, snap: WasmSnapshot, preopens: Sequence[str]
