@@ -44,9 +44,9 @@ A pack may have a second snapshot for its REPL sessions
 (``WasmSpec.session_snapshot``, with the driver script in its capture
 arguments; ``session.image_source``): the same machinery, captured with
 the session's ``/.session`` preopened (the C library reads its preopen
-table once, at start), keyed by those preopens too. Once an image is
-loaded in a process, two calibration runs learn the pages every run
-writes (``warmpages``).
+table once, at start), keyed by those preopens too. The first time a run
+of an image starts while another run is in flight, two calibration runs
+learn the pages every run writes (``warmpages``, ``Snapshots.warm_up``).
 
 A run uses the snapshot when the pack has one, the run is one-shot, its
 environment needs no cold start (``WasmSnapshot.needs_cold_start``), it
