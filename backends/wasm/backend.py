@@ -324,7 +324,11 @@ class WasmBackend:
         if reason is not None:
             raise BackendUnavailable(f"wasm backend cannot serve {request.pack.name}: {reason}")
         engine, modules = self._machinery()
-        return await serve.start_service(engine, modules, self._artifacts, request, _start_worker)
+        pack = request.pack
+        return await serve.start_service(
+            engine, modules, self._artifacts, request, _start_worker,
+            cold=lambda: self.snapshots.cold_start(pack, None),
+        )  # fmt: skip
 
     def supports_caller_root(self) -> bool:
         """Yes: the guest's ``/`` is a VFS, so any tree the caller gives can be it (``Spec.root_files``)."""
@@ -348,7 +352,7 @@ class WasmBackend:
             has_program = False
         else:
             path = self._artifacts.verified_path(spec.module, pack.name)
-            start_from = self._snapshot_start(request)
+            start_from = self._snapshot_start(request) or self.snapshots.cold_start(pack, request.progress)
             if start_from is not None:
                 module, start = start_from
             else:
@@ -445,11 +449,17 @@ def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:
 
 
 def _modules_of(pack: Pack) -> list[Artifact]:
-    """The artifacts of ``pack`` that are Wasm modules to compile: its runtime and its transformer."""
+    """The artifacts of ``pack`` that are Wasm modules to compile: its runtime and its transformer.
+
+    A runtime with a snapshot is not among them: its snapshot's code module
+    serves every start, cold ones too (``Snapshots.cold_start``); the whole
+    runtime is compiled only if that module cannot be made.
+    """
     spec = pack.wasm
     if spec is None:
         return []
-    return [a for a in (spec.module, spec.transformer) if a is not None]
+    runtime = spec.module if spec.snapshot is None else None
+    return [a for a in (runtime, spec.transformer) if a is not None]
 
 
 def _compile_estimate(artifact: Artifact) -> str:

@@ -71,12 +71,16 @@ def start_instance(
     name: str,
     on_end: Callable[[EvalEnd], None] | None = None,
     image: ImageSource | None = None,
+    cold: ImageSource | None = None,
 ) -> threading.Thread:
     """Run the pack's runtime on a new worker thread until the instance ends.
 
     ``image``, when given and when it returns a start, starts the instance
     from a snapshot (``runner.ImageStart``: its own run source replaces
-    ``argv``) instead of running the runtime's ``_start``.
+    ``argv``) instead of running the runtime's ``_start``. Otherwise
+    ``cold``, when given and when it returns a start, runs ``_start`` from
+    the snapshot's code module over the runtime's initial memory
+    (``Snapshots.cold_start``: no second compile of the whole runtime).
 
     The channel is told the end (``channel.end``) whatever it was, then
     ``on_end`` if given. Start-up failures (missing or corrupt runtime)
@@ -91,6 +95,8 @@ def start_instance(
         try:
             path = artifacts.verified_path(artifact, pack.name)
             start = image() if image is not None else None
+            if start is None and cold is not None:
+                start = cold()
             if start is not None:
                 module, image_start = start
             else:

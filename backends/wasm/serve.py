@@ -241,6 +241,8 @@ async def start_service(
     artifacts: ArtifactStore,
     request: ServeRequest,
     start_worker: Callable[[Callable[[], None], str], threading.Thread],
+    *,
+    cold: live.ImageSource | None = None,
 ) -> WasmGuestService:
     """Start the program with its serve driver; return once its handler waits for the first request.
 
@@ -281,7 +283,7 @@ async def start_service(
         engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
         argv=serve_argv(pack, request.spec), env=launch.environment(pack, request.spec), vfs=request.vfs,
         output=LogOutput(request.logs), memory_limit=memory_limit, start_worker=start_worker,
-        name=f"wasm-serve-{next(_service_ids)}", on_end=ended_delivery.settle,
+        name=f"wasm-serve-{next(_service_ids)}", on_end=ended_delivery.settle, cold=cold,
     )  # fmt: skip
     service = WasmGuestService(channel, thread, ended, request)
     try:

@@ -292,6 +292,7 @@ async def open_session(
         engine=engine, modules=modules, artifacts=artifacts, pack=pack, channel=channel, control=control,
         argv=driver_argv(pack), env=env, vfs=request.vfs, output=startup_output, memory_limit=memory_limit,
         start_worker=start_worker, name=f"wasm-session-{next(_session_ids)}", image=image,
+        cold=(lambda: snapshots.cold_start(pack, None)) if snapshots is not None else None,
     )  # fmt: skip
     interruptible = driver.interrupt == "poll" or signal_words is not None
     session = WasmGuestSession(channel, thread, interruptible=interruptible)
