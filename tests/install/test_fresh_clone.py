@@ -44,7 +44,7 @@ def test_readme_command_on_a_fresh_clone_with_an_empty_cache(tmp_path: Path) -> 
         "building runtime quickjs",
         "building runtime lua",
         "fetching the zig compiler",
-        "compiling qjs.wasm",
+        "preparing the javascript snapshot",  # its code module is the one compile JavaScript needs
         "compiling lua.wasm",
     ):
         assert line in proc.stderr, f"no progress line {line!r}\n{explain(proc)}"
