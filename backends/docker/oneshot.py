@@ -8,6 +8,23 @@ practically never ends with (see ``trailer``). With a keyboard
 (``Request.input``) the container's stdin stays open after the archive and
 ``keyboard.Feeder`` forwards what is typed.
 
+Limits and how precisely they are enforced (``run_container``):
+
+* ``wall_time``: measured from container start (unpacking, compiling and
+  running all count); at the deadline the container is SIGKILLed and
+  ``TimeLimitExceeded`` carries the output captured so far.
+* ``memory``: cgroup limit, no swap; ``State.OOMKilled`` (Docker), or a failed
+  run whose cgroup peak reached the limit (Podman does not set OOMKilled)
+  -> ``MemoryLimitExceeded``.
+* ``max_output``: the write that crosses the cap keeps exactly the bytes that
+  fit; the container is killed at once and ``OutputLimitExceeded`` leaves.
+* ``max_procs``: pids cgroup (a fork bomb stalls, then meets the wall time).
+* ``fs_quota``/``max_files``: each tmpfs is capped (the guest sees ENOSPC);
+  afterwards a full mount, a total above the quota (in tmpfs pages) or a
+  ``/out`` that does not fit the VFS -> ``FSQuotaExceeded``.
+* ``cpu_time``: RLIMIT_CPU per process; a process killed by SIGXCPU ->
+  ``TimeLimitExceeded``.
+
 Split from ``backend`` so the backend keeps routing, images, sessions and
 serving, and this module keeps what happens between ``start`` and the
 container's exit. Runs on a worker thread; never touches the event loop.
