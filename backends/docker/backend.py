@@ -59,7 +59,7 @@ from backends.docker.control import Cancelled as _Cancelled
 from backends.docker.control import RunControl as _RunControl
 from backends.docker.control import in_worker
 from backends.docker.detect import DaemonProbe, ProbeResult, network_policy_refusal
-from backends.docker.diagnostics import docker_diagnostics
+from backends.docker.diagnostics import docker_diagnostics, pool_diagnostic
 from backends.docker.drivers import no_driver_reason
 from backends.docker.egress import NetAccess, run_with_egress
 from backends.docker.engine import Engine, EngineError, EngineInfo
@@ -74,6 +74,9 @@ from backends.docker.isolation import (
     serve_reason,
 )
 from backends.docker.launch import execute_oneshot
+from backends.docker.pool import DEFAULT_SIZE as DEFAULT_POOL_SIZE
+from backends.docker.pool import PODMAN_POOL_REASON, PoolStatus, WarmPool
+from backends.docker.profile import EngineKind
 from backends.docker.serve import DockerGuestService, start_guest_service
 from backends.docker.session import DockerGuestSession, start_session
 from backends.docker.sinkhole import tools_missing
@@ -122,10 +125,13 @@ class DockerBackend:
         max_concurrent: int = 32,
         net_resolver: Resolver | None = None,
         net_connector: Connector | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         self._packs = tuple(p for p in packs if p.docker is not None)
         self._probe = DaemonProbe(base_url=base_url, ttl=probe_ttl, timeout=probe_timeout)
         self._connection = EngineConnection(self._probe, api_timeout=api_timeout)
+        #: Prepared containers for one-shot runs (``pool``); declined on Podman (see ``_warm_pool``).
+        self._warm = WarmPool(pool_size, lambda: self._connected()[0])
         self._images = ImageStore(
             resolver or ImageResolver(), connected=lambda: self._connected()[0], ttl=lambda: self._probe.ttl,
             pull_timeout=pull_timeout,
@@ -260,8 +266,27 @@ class DockerBackend:
         ctl.check()
         return execute_oneshot(
             engine, info.kind, image, request, ctl, net=net, watch=self._spawns(),
-            record_network=net is None and self._network_record_reason() is None,
+            record_network=net is None and self._network_record_reason() is None, pool=self._warm_pool(info.kind),
         )  # fmt: skip
+
+    def _warm_pool(self, kind: EngineKind) -> WarmPool | None:
+        """The pool, or None where it is declined: on Podman (``PODMAN_POOL_REASON``)."""
+        if kind is EngineKind.PODMAN:
+            self._warm.declined = PODMAN_POOL_REASON
+            return None
+        return self._warm
+
+    def pool_status(self) -> PoolStatus:
+        """The warm pool's size and how many containers are prepared now, per language."""
+        return self._warm.status()
+
+    def set_pool_size(self, size: int) -> None:
+        """Prepared containers per language used from now on (0: none; see ``pool``).
+
+        Raises:
+            ValueError: a negative size.
+        """
+        self._warm.resize(size)
 
     # -- sessions -----------------------------------------------------------
 
@@ -399,6 +424,7 @@ class DockerBackend:
                 return
             self._closed = True
         self._availability.close()
+        self._warm.close()
         for session in list(self._sessions):
             session.close()
         for service in list(self._services):
@@ -427,4 +453,7 @@ class DockerBackend:
     def diagnostics(self) -> list[Diagnostic]:
         """Daemon, API version, Docker or Podman, host isolation of networked guests, and each pack's image,
         with fix hints (see ``diagnostics``). Every line is ``required=False``: the Docker tier is optional."""
-        return docker_diagnostics(self._probe, self._images, self._packs, self._isolation_diagnostic)
+        lines = docker_diagnostics(self._probe, self._images, self._packs, self._isolation_diagnostic)
+        if lines[0].ok:  # a daemon answers: what the warm pool holds on it
+            lines.append(pool_diagnostic(self._warm))
+        return lines

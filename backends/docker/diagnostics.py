@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from backends.docker.detect import DaemonProbe
+from backends.docker.engine import EngineError
 from backends.docker.images import images_hint
 from backends.docker.imagestore import ImageStore
+from backends.docker.pool import WarmPool
 from playground.core import Diagnostic, Pack
 
 
@@ -49,3 +51,21 @@ def docker_diagnostics(
         )
     return lines
 
+
+def pool_diagnostic(pool: WarmPool) -> Diagnostic:
+    """The warm pool: its size, what is prepared now per language, and a parked container's memory."""
+    status = pool.status()
+    name = "docker warm pool"
+    if status.size == 0:
+        return Diagnostic(name=name, ok=True, detail="off (size 0): every run creates its container", required=False)
+    if status.declined is not None:
+        return Diagnostic(name=name, ok=True, detail=f"size {status.size}, {status.declined}", required=False)
+    prepared = ", ".join(f"{lang} {n}" for lang, n in sorted(status.prepared.items())) or "none yet"
+    detail = f"size {status.size} per language used; prepared now: {prepared}"
+    try:
+        memory = pool.idle_memory()
+    except EngineError:
+        memory = None
+    if memory is not None:
+        detail += f"; idle memory per prepared container {memory / (1 << 20):.1f} MiB (cgroup)"
+    return Diagnostic(name=name, ok=True, detail=detail, required=False)

@@ -554,6 +554,13 @@ class Engine:
             pid=int(state.get("Pid") or 0),
         )
 
+    def memory_usage(self, container: str) -> int | None:
+        """The running container's memory use as its cgroup counts it (the stats API's ``usage``), or None."""
+        with _translated("read the container's stats"):
+            stats: Mapping[str, Any] = self._api.stats(container, stream=False)
+        usage = (stats.get("memory_stats") or {}).get("usage")
+        return int(usage) if isinstance(usage, int) else None
+
     def remove(self, container: str) -> None:
         """Force-remove the container and its anonymous volumes; returns once it is gone (gone already is fine).
 

@@ -15,16 +15,17 @@ import contextlib
 import logging
 import secrets
 
-from backends.docker import packages
+from backends.docker import packages, parked
 from backends.docker.control import RunControl
 from backends.docker.egress import NetAccess
 from backends.docker.engine import Engine, EngineError
 from backends.docker.oneshot import run_container
+from backends.docker.pool import WarmPool
 from backends.docker.profile import EngineKind, on_network, oneshot_profile
 from backends.docker.spawnwatch import SpawnWatch
 from backends.docker.usage import check_inputs_fit
 from backends.docker.wrapper import MARK_ENV, expand, for_request, input_archive, main_path, wrapper_argv
-from playground.core import BackendUnavailable, Outcome, Request
+from playground.core import BackendUnavailable, LimitExceeded, Outcome, Request
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +40,15 @@ def execute_oneshot(
     net: NetAccess | None,
     watch: SpawnWatch | None,
     record_network: bool,
+    pool: WarmPool | None = None,
 ) -> Outcome:
-    """Run ``request`` in a fresh container of ``image`` (on ``net``'s network when given) and remove it.
+    """Run ``request`` in a container of ``image`` (on ``net``'s network when given) and remove it.
 
     ``watch`` records the commands the guest spawns; ``record_network``: the
     host records a network-less run's attempts to use one (``sinkhole``).
+    ``pool``: a run without a network or packages takes a prepared container
+    made with exactly its create arguments when there is one (``pool``),
+    else a fresh one; once it completed, the pool keeps one ready like it.
 
     Raises:
         BackendUnavailable: the daemon refused the container or failed mid-run.
@@ -63,19 +68,33 @@ def execute_oneshot(
     if net is not None:
         kwargs = on_network(kwargs, net.network)
         env.update(net.env)
-    argv = wrapper_argv(spec, request.spec.args, env, archive_size=len(archive), live_stdin=live)
-    try:
-        # The guest's environment travels in argv; the container's holds only the marker (see wrapper).
-        container = engine.create(image, argv, kwargs, {MARK_ENV: mark})
-    except EngineError as exc:
-        raise BackendUnavailable(f"docker: {exc}") from exc
+    # Only a run whose container needs nothing beyond the create arguments may be pooled.
+    language = request.pack.name
+    poolable = pool is not None and net is None and added is None
+    prepared = pool.take(language, image, kwargs, ctl) if pool is not None and poolable else None
+    if prepared is not None:
+        container, mark = prepared.container, prepared.mark
+        archive = parked.payload(spec, request.spec.args, env, archive, live_stdin=live)
+    else:
+        argv = wrapper_argv(spec, request.spec.args, env, archive_size=len(archive), live_stdin=live)
+        try:
+            # The guest's environment travels in argv; the container's holds only the marker (see wrapper).
+            container = engine.create(image, argv, kwargs, {MARK_ENV: mark})
+        except EngineError as exc:
+            raise BackendUnavailable(f"docker: {exc}") from exc
     program = expand(spec.cmd, main_path(spec), request.spec.args)
+    completed = False
     try:
         with watch.track(container, program, request.attempts) if watch else contextlib.nullcontext():
-            return run_container(
+            outcome = run_container(
                 engine, container, image=image, archive=archive, mark=mark, request=request, ctl=ctl,
-                record_network=record_network,
+                record_network=record_network, parked=prepared.attachment if prepared else None,
             )  # fmt: skip
+        completed = True
+        return outcome
+    except LimitExceeded:
+        completed = True
+        raise
     except EngineError as exc:
         raise BackendUnavailable(f"docker: the run failed: {exc}") from exc
     finally:
@@ -83,3 +102,5 @@ def execute_oneshot(
             engine.remove(container)
         except EngineError:
             log.warning("could not remove container %s", container[:12], exc_info=True)
+        if completed and pool is not None and poolable:
+            pool.warm(language, image, kwargs)

@@ -91,19 +91,24 @@ def run_container(
     request: Request,
     ctl: RunControl,
     record_network: bool = False,
+    parked: Attachment | None = None,
 ) -> Outcome:
     """Run the started-to-be ``container`` to its end; see the module docstring.
 
     ``record_network``: a run without a network whose attempts to use one the
     host records (``sinkhole``), set up before the guest's inputs are sent,
-    so before any guest code exists.
+    so before any guest code exists. ``parked``: the container is a prepared
+    one (``pool``), already started and attached through ``parked``; then
+    ``archive`` is its payload (``parked.payload``) and the wall time counts
+    from when it is sent.
     """
     limits = request.limits
-    attachment = engine.attach(container)
+    attachment = engine.attach(container) if parked is None else parked
     feeder: Feeder | None = None
     hole: Sinkhole | None = None
     try:
-        engine.start(container)
+        if parked is None:
+            engine.start(container)
         if record_network:
             try:
                 hole = Sinkhole.open(engine, container, request.attempts)
