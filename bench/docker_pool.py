@@ -80,15 +80,14 @@ async def measure(lang: str, code: str, image: str, argv: list[str], n: int) -> 
         await wait_prepared(pooled_backend, lang)
         await asyncio.sleep(0.5)
         memory = pooled_backend._warm.idle_memory()
+        prepared_now = sum(pooled_backend.pool_status().prepared.values())
     finally:
-        fresh.close()
-        pooled.close()
         started = time.perf_counter()
-        pooled_backend.close()
+        pooled.close()  # closes its backend: the pool removes its prepared container
         close_s = time.perf_counter() - started
-        fresh_backend.close()
+        fresh.close()
     print(f"idle memory of one prepared container (cgroup): {memory / (1 << 20):.1f} MiB" if memory else "no memory")
-    print(f"close() of the pooled backend with a prepared container: {close_s * 1000:.0f} ms")
+    print(f"close() of the pooled backend with {prepared_now} prepared container(s): {close_s * 1000:.0f} ms")
     return times
 
 

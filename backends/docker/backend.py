@@ -131,7 +131,9 @@ class DockerBackend:
         self._probe = DaemonProbe(base_url=base_url, ttl=probe_ttl, timeout=probe_timeout)
         self._connection = EngineConnection(self._probe, api_timeout=api_timeout)
         #: Prepared containers for one-shot runs (``pool``); declined on Podman (see ``_warm_pool``).
-        self._warm = WarmPool(pool_size, lambda: self._connected()[0])
+        self._warm = WarmPool(
+            pool_size, lambda: self._connected()[0], record_network=lambda: self._network_record_reason() is None
+        )
         self._images = ImageStore(
             resolver or ImageResolver(), connected=lambda: self._connected()[0], ttl=lambda: self._probe.ttl,
             pull_timeout=pull_timeout,

@@ -72,8 +72,14 @@ def execute_oneshot(
     language = request.pack.name
     poolable = pool is not None and net is None and added is None
     prepared = pool.take(language, image, kwargs, ctl) if pool is not None and poolable else None
+    hole = None
     if prepared is not None:
         container, mark = prepared.container, prepared.mark
+        if prepared.hole is not None and prepared.recorder is not None and record_network:
+            hole = prepared.hole
+            prepared.recorder.begin(request.attempts)
+        elif prepared.hole is not None:
+            prepared.hole.close()
         archive = parked.payload(spec, request.spec.args, env, archive, live_stdin=live)
     else:
         argv = wrapper_argv(spec, request.spec.args, env, archive_size=len(archive), live_stdin=live)
@@ -88,7 +94,7 @@ def execute_oneshot(
         with watch.track(container, program, request.attempts) if watch else contextlib.nullcontext():
             outcome = run_container(
                 engine, container, image=image, archive=archive, mark=mark, request=request, ctl=ctl,
-                record_network=record_network, parked=prepared.attachment if prepared else None,
+                record_network=record_network, parked=prepared.attachment if prepared else None, hole=hole,
             )  # fmt: skip
         completed = True
         return outcome

@@ -92,6 +92,7 @@ def run_container(
     ctl: RunControl,
     record_network: bool = False,
     parked: Attachment | None = None,
+    hole: Sinkhole | None = None,
 ) -> Outcome:
     """Run the started-to-be ``container`` to its end; see the module docstring.
 
@@ -100,16 +101,17 @@ def run_container(
     so before any guest code exists. ``parked``: the container is a prepared
     one (``pool``), already started and attached through ``parked``; then
     ``archive`` is its payload (``parked.payload``) and the wall time counts
-    from when it is sent.
+    from when it is sent. ``hole``: its sinkhole, set up while it was
+    prepared and recording into this run's log (closed here, as one opened
+    here is).
     """
     limits = request.limits
     attachment = engine.attach(container) if parked is None else parked
     feeder: Feeder | None = None
-    hole: Sinkhole | None = None
     try:
         if parked is None:
             engine.start(container)
-        if record_network:
+        if record_network and hole is None:
             try:
                 hole = Sinkhole.open(engine, container, request.attempts)
             except NetnsError as exc:
@@ -139,8 +141,14 @@ def run_container(
     if stream.trailer_over_cap:
         raise FSQuotaExceeded(f"/out is larger than the filesystem quota of {limits.fs_quota} bytes")
 
-    exit_code = engine.wait(container, timeout=10.0)
-    state = engine.state(container)
+    # A prepared container (Docker only, see pool) has usually stopped by the end of its stream: one
+    # inspect then says all that wait would (saves a round trip); else wait, then inspect, as always.
+    state = engine.state(container) if parked is not None else None
+    if state is not None and not state.running:
+        exit_code = state.exit_code
+    else:
+        exit_code = engine.wait(container, timeout=10.0)
+        state = engine.state(container)
     trailer = parse_trailer(bytes(stream.trailer), mark) if stream.marker_found else None
     if trailer is None and exit_code == SETUP_FAILED and not state.oom_killed:
         detail = bytes(stream.stderr_tail).decode("utf-8", "replace").strip()

@@ -10,13 +10,18 @@ the container enforces, a ``NetPolicy``, ``Spec.packages``) gets a fresh
 container as before. Every container serves one run and is then removed by
 that run, so no state carries from one run to the next.
 
+Where the host records a network-less run's attempts (``sinkhole``), a
+prepared container's sinkhole is set up while it is prepared, recording
+into an ``EvalLog`` that the run taking it points at its own log (the parked
+shell sends nothing, so there is nothing before that to record).
+
 Refills happen on short-lived threads started when a run completes, not
 when it takes its container: on a small machine a refill's create and start
-beside the run slowed the run by half (measured: 158 ms vs 92 ms p50 for
-bash, ``bench/docker_pool.py``). Nothing polls, so an idle pool costs no CPU
-(the parked shells block in ``read``). A run that finds its slot empty while a refill is
-under way waits for that refill (it is ahead of a fresh create) unless other
-runs already wait for it. ``close`` removes every prepared container, in
+beside the run slowed the run by half (measured on 2 cores: a bash hello
+158 ms p50 with the refill beside it, 92 ms after it). Nothing polls, so an
+idle pool costs no CPU (the parked shells block in ``read``). A run that
+finds its slot empty while a refill is under way waits for that refill (it
+is ahead of a fresh create) unless other runs already wait for it. ``close`` removes every prepared container, in
 parallel, within ``CLOSE_BUDGET`` seconds, and containers still being
 prepared are removed by their own thread as soon as they exist.
 """
@@ -36,8 +41,12 @@ from typing import Final
 
 from backends.docker.control import RunControl
 from backends.docker.engine import Attachment, Engine, EngineError
+from backends.docker.evallog import EvalLog
+from backends.docker.guestnet import NetnsError
 from backends.docker.parked import PARKED_ARGV
+from backends.docker.sinkhole import Sinkhole
 from backends.docker.wrapper import MARK_ENV
+from playground.core import BackendUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +67,21 @@ PODMAN_POOL_REASON: Final = (
 
 @dataclasses.dataclass(slots=True)
 class Prepared:
-    """One parked container: its id, its marker (``MARK_ENV``) and the open attach stream."""
+    """One parked container: its id, its marker (``MARK_ENV``), the open attach stream and, where the host
+    records network attempts, its ``Sinkhole`` already set up, recording into ``recorder`` (nothing until a
+    run ``begin``s its log there: the parked shell sends no packet)."""
 
     container: str
     mark: str
     attachment: Attachment
+    hole: Sinkhole | None = None
+    recorder: EvalLog | None = None
+
+    def release(self) -> None:
+        """Close what the host holds open for it (the attach stream, the sinkhole)."""
+        self.attachment.close()
+        if self.hole is not None:
+            self.hole.close()
 
 
 @dataclasses.dataclass(slots=True)
@@ -93,6 +112,27 @@ def create_key(image: str, kwargs: dict[str, object]) -> str:
 
 #: Every pool not closed yet (``parked_everywhere``).
 _LIVE: weakref.WeakSet[WarmPool] = weakref.WeakSet()
+#: Every pool thread still running, of any pool (``settle``).
+_BUSY: set[threading.Thread] = set()
+_BUSY_LOCK = threading.Lock()
+
+
+def settle(timeout: float) -> bool:
+    """Wait until no pool thread of this process runs (a prepare, a removal), up to ``timeout`` seconds.
+
+    ``close`` returns within ``CLOSE_BUDGET``; a container still being created then is removed by its own
+    thread once it exists. This is how a caller that must see none left (a test's leak check) waits for that.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        with _BUSY_LOCK:
+            busy = list(_BUSY)
+        if not busy:
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        busy[0].join(timeout=left)
 
 
 def parked_everywhere() -> set[str]:
@@ -104,11 +144,16 @@ def parked_everywhere() -> set[str]:
 class WarmPool:
     """Prepared containers per language; ``engine()`` gives the client to use (the backend's)."""
 
-    def __init__(self, size: int, engine: Callable[[], Engine]) -> None:
+    def __init__(
+        self, size: int, engine: Callable[[], Engine], *, record_network: Callable[[], bool] = lambda: False
+    ) -> None:
+        """``record_network()``: whether runs here have the host's network recorder (``sinkhole``); then a
+        prepared container gets its sinkhole set up while it is prepared, not during the run."""
         if size < 0:
             raise ValueError(f"the pool size must be 0 or more, not {size}")
         self.size = size
         self._engine = engine
+        self._record_network = record_network
         self._cond = threading.Condition()
         self._slots: dict[str, _Slot] = {}
         self._threads: set[threading.Thread] = set()
@@ -241,11 +286,15 @@ class WarmPool:
                 with self._cond:
                     self._threads.discard(thread)
                     self._cond.notify_all()
+                with _BUSY_LOCK:
+                    _BUSY.discard(thread)
 
         # Not a daemon: a removal under way finishes even when the interpreter exits.
         thread = threading.Thread(target=run, name=name)
         with self._cond:
             self._threads.add(thread)
+        with _BUSY_LOCK:
+            _BUSY.add(thread)
         thread.start()
 
     def _prepare(self, language: str, slot: _Slot) -> None:
@@ -279,11 +328,21 @@ class WarmPool:
         except BaseException:
             engine.remove(container)
             raise
-        return Prepared(container=container, mark=mark, attachment=attachment)
+        prepared = Prepared(container=container, mark=mark, attachment=attachment)
+        if self._record_network():
+            recorder = EvalLog()
+            try:
+                prepared.hole, prepared.recorder = Sinkhole.open(engine, container, recorder), recorder
+            except NetnsError as exc:  # the run sets one up itself, as a fresh run does
+                log.info("no sinkhole for a prepared container: %s", exc)
+        return prepared
 
     def _discard(self, prepared: Prepared) -> None:
-        prepared.attachment.close()
+        prepared.release()
+        self._remove(prepared.container)
+
+    def _remove(self, container: str) -> None:
         try:
-            self._engine().remove(prepared.container)
-        except EngineError:
-            log.warning("could not remove prepared container %s", prepared.container[:12], exc_info=True)
+            self._engine().remove(container)
+        except (EngineError, BackendUnavailable):
+            log.warning("could not remove pool container %s", container[:12], exc_info=True)

@@ -8,7 +8,7 @@ create arguments differ never take a prepared container; limits, exit
 codes, ``/in`` and ``/out`` hold on the pooled path; ``close`` removes every
 prepared container in under a second; a pool of size 0 prepares nothing.
 A test knows a run had the prepared container when that container is gone
-after the run (a run removes its container; a prepared one not taken stays).
+after the run (a used one is removed, on the pool's thread; one not taken stays).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from backends.docker.pool import POOL_LABEL
 from backends.docker.profile import EngineKind
 from playground.core import (
     DOCKER_ONLY,
+    AttemptKind,
     Limits,
+    Observer,
     OutputLimitExceeded,
     Sandbox,
     Spec,
@@ -69,6 +71,16 @@ async def prepared(backend: DockerBackend, lang: str = "bash", timeout: float = 
     return container
 
 
+async def gone(engine: Engine, container: str, timeout: float = 10.0) -> bool:
+    """Whether ``container`` is removed within ``timeout`` (a used one is removed on the pool's thread)."""
+    deadline = time.monotonic() + timeout
+    while container in engine.containers():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
 async def test_a_run_takes_the_prepared_container_and_it_is_removed(
     pooled: tuple[DockerBackend, Sandbox], engine: Engine
 ) -> None:
@@ -79,7 +91,7 @@ async def test_a_run_takes_the_prepared_container_and_it_is_removed(
     assert waiting in engine.containers()
     second = await sandbox.run(Spec(lang="bash", code="echo warm"))
     assert second.stdout == b"warm\n"
-    assert waiting not in engine.containers(), "the run did not take the prepared container, or did not remove it"
+    assert await gone(engine, waiting), "the run did not take the prepared container, or did not remove it"
     refill = await prepared(backend)
     assert refill != waiting
 
@@ -136,7 +148,7 @@ async def test_nothing_of_one_pooled_run_reaches_the_next(
             )
         )
         lines = plant.stdout.decode().splitlines()
-        assert used[-1] not in engine.containers(), "the run did not take the prepared container"
+        assert await gone(engine, used[-1]), "the run did not take the prepared container"
         assert "left" not in lines[1], f"a file of an earlier run is visible: {lines[1]!r}"
         assert lines[2] == "[]", "an environment variable of an earlier run is visible"
         assert "sleep" not in lines[3], f"a process of an earlier run is alive: {lines[3]!r}"
@@ -167,7 +179,7 @@ async def test_the_guests_environment_reaches_a_pooled_run(
     waiting = await prepared(backend)
     env = {"GREETING": "hi there", "QUOTED": "it's $HOME `x` \"y\"\nline2"}
     result = await sandbox.run(Spec(lang="bash", code='printf "%s|%s" "$GREETING" "$QUOTED"', env=env))
-    assert waiting not in engine.containers(), "the run did not take the prepared container"
+    assert await gone(engine, waiting), "the run did not take the prepared container"
     assert result.stdout.decode() == f"{env['GREETING']}|{env['QUOTED']}"
 
 
@@ -272,3 +284,31 @@ async def test_close_during_a_refill_leaves_nothing(engine: Engine) -> None:
     while set(engine.containers()) - before:
         assert time.monotonic() < deadline, "containers prepared during close() were left behind"
         await asyncio.sleep(0.1)
+
+
+async def test_the_host_records_a_pooled_runs_attempts_as_a_fresh_runs(
+    pooled: tuple[DockerBackend, Sandbox], engine: Engine
+) -> None:
+    """The sinkhole of a prepared container is set up while it waits; it must record this run, and only it."""
+    backend, sandbox = pooled
+    why = backend._network_record_reason()
+    if why is not None:
+        pytest.skip(f"no host records here: {why}")
+    code = (
+        "(exec 3<>/dev/tcp/198.51.100.20/22) 2>/dev/null && echo connected || echo refused\n"
+        "/bin/sleep 0.2\necho done\n"
+    )
+    expected = {
+        (AttemptKind.NETWORK_CONNECT, "198.51.100.20:22", "refused: no network in this sandbox", Observer.HOST),
+        (AttemptKind.PROCESS_SPAWN, "/bin/sleep 0.2", "allowed: inside the container", Observer.HOST),
+    }
+    fresh = await sandbox.run(Spec(lang="bash", code=code))  # the language's first run: a fresh container
+    used = await prepared(backend)
+    pooled_run = await sandbox.run(Spec(lang="bash", code=code))
+    assert await gone(engine, used), "the second run did not take the prepared container"
+    for result in (fresh, pooled_run):
+        assert result.stdout == b"refused\ndone\n", result.stderr
+        assert {(a.kind, a.target, a.verdict, a.observer) for a in result.attempts} == expected
+    await prepared(backend)
+    quiet = await sandbox.run(Spec(lang="bash", code="echo hi"))
+    assert quiet.attempts == (), "a record of an earlier run, or of the parked phase, reached this one"
