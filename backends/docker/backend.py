@@ -1,42 +1,24 @@
-"""``DockerBackend``: runs a pack's program in a fresh hardened container per run.
+"""``DockerBackend``: runs a pack's program in a hardened container used for that run only.
 
 It speaks ``Request``/``Outcome`` upward and only ``engine`` downward; no
-``docker`` exception reaches the core. One run, in a worker thread:
+``docker`` exception reaches the core; it routes, and the work is in the
+modules named here. One run, in a worker thread: find the daemon
+(``detect``, ``connection``), resolve and if needed pull the image
+(``imagestore``), then ``launch``: take a prepared container made with
+exactly the run's create arguments (``pool``, ``parked``) or create one from
+``oneshot_profile``, feed it the input archive, stream its output and read
+the wrapper's trailer (``oneshot``: also how precisely each limit is
+enforced), copy ``/out`` back (``outtar``), and remove the container.
 
-1. find the daemon (``detect``), resolve the image (``images``), pull it on
-   first use with progress, or fail with ``BackendUnavailable`` saying how to
-   get it offline;
-2. create the container from ``oneshot_profile`` with the ``wrapper``
-   script as its only process tree, attach to its stdio, start it, and
-   write the input archive (``/in``, the program, stdin) to its stdin;
-3. stream stdout/stderr into ``request.output`` until the wrapper's trailer
-   marker, then read the trailer (usage, ``/out`` as a tar, capped);
-4. check the limits, copy ``/out`` into ``request.vfs`` (with the checks in
-   ``outtar`` and the VFS quota), and remove the container in ``finally``.
-
-Limits and how precisely each is enforced: see ``oneshot``.
-
-Beyond ``run``: REPL sessions (``open_session``, bash and node, see
-``session`` and ``drivers``), servers (``serve``, see ``serve``) and
-``Spec.net`` policies (a per-run internal network plus the host's egress
-proxy, see ``egress`` and ``networks``). ``Spec.net=None`` keeps
-``network_mode=none``, and so does a served guest: the proxy reaches it
+Beyond ``run``: REPL sessions (``session``, ``drivers``), servers
+(``serve``) and ``Spec.net`` policies (an internal network and the host's
+egress proxy: ``egress``, ``networks``; the host shielded from such guests:
+``isolation``). A served guest has no network either: the proxy reaches it
 through its private network namespace only (``guestnet``, ``relay``), which
 needs root on a local rootful daemon; otherwise serving is refused with the
-reason.
-
-Host services and guests on a network (``NetPolicy`` runs): see ``isolation``.
-
-What the guest tried (``Result.attempts``, issue #15): the in-guest hooks of
-Python and node report over a channel the wrapper hands back in its trailer
-(``report``); the host adds what it sees itself: network attempts of a run
-without a network (``sinkhole``) or through the egress proxy, spawned
-commands (``spawnwatch``) and the process limit. The sinkhole and the
-spawn watch need what serving needs (root, a local rootful daemon); without
-it runs have only the in-guest records and the process limit. REPL sessions
-have the host's records per eval (network, spawned commands, the process
-limit; see ``session``), no in-guest hooks; served guests have no attempt
-records yet.
+reason. What the guest tried (``Result.attempts``): the in-guest report
+(``report``) plus what the host sees (``sinkhole``, ``spawnwatch``, the
+egress log), where this process may enter the guest's namespaces.
 
 Cancellation: cancelling the awaiting task makes the worker kill the
 container within ``POLL`` seconds; ``run`` waits for the worker (and so for
