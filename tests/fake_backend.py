@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable
 from playground.core import (
     AttemptLog,
     InputStream,
-    Limits,
     Outcome,
     OutputCapture,
     Pack,
     Request,
+    ResolvedLimits,
     SessionRequest,
     TimeLimitExceeded,
 )
@@ -61,7 +61,7 @@ class FakeBackend:
 
     async def run(self, request: Request) -> Outcome:
         self.runs.append(request)
-        wall = request.limits.get("wall_time")
+        wall = request.limits.wall_time_cap
 
         async def call() -> Outcome:
             value = self.handler(request)
@@ -95,10 +95,10 @@ class FakeGuestSession:
         return self._alive
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        self, code: str, output: OutputCapture, limits: ResolvedLimits, *, input: InputStream | None = None,
         attempts: AttemptLog | None = None,
     ) -> Outcome:
-        wall = limits.get("wall_time")
+        wall = limits.wall_time_cap
         try:
             return await asyncio.wait_for(self._eval(code, output), wall)
         except TimeoutError:

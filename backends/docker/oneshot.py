@@ -116,8 +116,8 @@ def run_container(
                 hole = Sinkhole.open(engine, container, request.attempts)
             except NetnsError as exc:
                 log.info("no host records of network attempts for this run: %s", exc)
-        wall = limits.get("wall_time")
-        deadline = None if wall is None else time.monotonic() + float(wall)
+        wall = limits.wall_time_cap
+        deadline = None if wall is None else time.monotonic() + wall
         if request.input is None:
             attachment.send_and_close_stdin(archive)
         else:  # the program reads the container's stdin after the archive: Spec.stdin, then the keyboard
@@ -196,8 +196,8 @@ def pump(
     result = _Stream()
     splitter = MarkerSplitter(mark)
     output = request.output
-    quota = request.limits.get("fs_quota")
-    cap = None if quota is None else int(quota) + TRAILER_SLACK + REPORT_CAP
+    quota = request.limits.fs_quota_cap
+    cap = None if quota is None else quota + TRAILER_SLACK + REPORT_CAP
     killed_at: float | None = None
     killer: threading.Thread | None = None
 

@@ -45,7 +45,7 @@ import enum
 import math
 from typing import Final
 
-from playground.core import UNLIMITED, DockerSpec, Limits
+from playground.core import UNLIMITED, DockerSpec, ResolvedLimits
 
 #: The label every sandbox container carries, so leaks can be found (``docker ps -af label=...``).
 LABEL: Final = "io.github.sandbox-playground"
@@ -87,15 +87,15 @@ def base_ulimits() -> list[dict[str, object]]:
     ]
 
 
-def _tmpfs_options(path: str, limits: Limits, kind: EngineKind) -> str:
+def _tmpfs_options(path: str, limits: ResolvedLimits, kind: EngineKind) -> str:
     options = ["rw", "nosuid", "nodev"]
     options.append("exec" if path in ("/work", "/tmp") else "noexec")
-    quota = limits.get("fs_quota")
+    quota = limits.fs_quota_cap
     if quota is not None:
-        options.append(f"size={int(quota)}")
-    max_files = limits.get("max_files")
+        options.append(f"size={quota}")
+    max_files = limits.max_files_cap
     if max_files is not None and kind is EngineKind.DOCKER:  # Podman 4.3 rejects nr_inodes
-        inodes = max(int(max_files), TMP_MIN_INODES) if path == "/tmp" else int(max_files)
+        inodes = max(max_files, TMP_MIN_INODES) if path == "/tmp" else max_files
         options.append(f"nr_inodes={inodes}")
     if path == "/tmp":
         options.append("mode=1777")
@@ -109,7 +109,7 @@ def _tmpfs_options(path: str, limits: Limits, kind: EngineKind) -> str:
     return ",".join(options)
 
 
-def hardening_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+def hardening_profile(limits: ResolvedLimits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
     """Create-kwargs for one hardened run of ``spec`` under ``limits``.
 
     ``limits`` must be validated (every field set; ``UNLIMITED`` fields are
@@ -118,14 +118,14 @@ def hardening_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dic
     and the remaining ``create_container`` arguments. Pure: same input, same
     output, no I/O.
     """
-    memory = limits.get("memory")
-    max_procs = limits.get("max_procs")
-    fs_quota = limits.get("fs_quota")
-    cpu_time = limits.get("cpu_time")
+    memory = limits.memory_cap
+    max_procs = limits.max_procs_cap
+    fs_quota = limits.fs_quota_cap
+    cpu_time = limits.cpu_time_cap
 
     ulimits = base_ulimits()
     if fs_quota is not None:
-        fsize = int(fs_quota) + FSIZE_SLACK
+        fsize = fs_quota + FSIZE_SLACK
         ulimits.append({"name": "fsize", "soft": fsize, "hard": fsize})
     if cpu_time is not None:
         seconds = max(1, math.ceil(cpu_time))
@@ -167,7 +167,7 @@ def hardening_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dic
     }
 
 
-def session_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+def session_profile(limits: ResolvedLimits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
     """Create-kwargs for a long-lived REPL container: ``hardening_profile`` with two changes.
 
     RLIMIT_CPU is left out: it counts a process's whole life, so it would
@@ -192,7 +192,7 @@ PODMAN_WRAPPER_CAPS: Final = (*WRAPPER_CAPS, "CHOWN")
 WRAPPER_USER: Final = "0:0"
 
 
-def oneshot_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+def oneshot_profile(limits: ResolvedLimits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
     """Create-kwargs for one run: ``hardening_profile`` whose main process is the root wrapper.
 
     Why root: the wrapper must be a user the guest cannot ptrace, read under
@@ -226,7 +226,7 @@ def oneshot_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[
 NO_DNS: Final = "127.0.0.1"
 
 
-def long_lived_profile(limits: Limits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
+def long_lived_profile(limits: ResolvedLimits, spec: DockerSpec, kind: EngineKind) -> dict[str, object]:
     """``hardening_profile`` without RLIMIT_CPU, for a server whose life the TTL bounds."""
     return hardening_profile(dataclasses.replace(limits, cpu_time=UNLIMITED), spec, kind)
 

@@ -190,7 +190,7 @@ def start_guest_service(
                     netns=netns,
                     attachment=attachment,
                     logs=request.logs,
-                    memory=_opt_int(request.limits.get("memory")),
+                    memory=request.limits.memory_cap,
                     loop=loop,
                     podman=kind is EngineKind.PODMAN,
                 )
@@ -206,7 +206,3 @@ def start_guest_service(
         with contextlib.suppress(EngineError):
             engine.remove(container)
         raise
-
-
-def _opt_int(value: int | float | None) -> int | None:
-    return None if value is None else int(value)

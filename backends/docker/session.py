@@ -114,11 +114,11 @@ from backends.docker.spawnwatch import Following, SpawnWatch
 from playground.core import (
     AttemptLog,
     InputStream,
-    Limits,
     MemoryLimitExceeded,
     Outcome,
     OutputCapture,
     OutputLimitExceeded,
+    ResolvedLimits,
     SessionKilled,
     SessionRequest,
     TimeLimitExceeded,
@@ -207,7 +207,7 @@ class DockerGuestSession:
     # -- eval ---------------------------------------------------------------
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        self, code: str, output: OutputCapture, limits: ResolvedLimits, *, input: InputStream | None = None,
         attempts: AttemptLog | None = None,
     ) -> Outcome:
         """Run ``code`` in the interpreter; see the module docstring for limits and cancellation.
@@ -260,8 +260,8 @@ class DockerGuestSession:
                 self._signalling = False
 
     def _recorded_eval(
-        self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl, *, keyboard: InputStream | None,
-        attempts: AttemptLog | None,
+        self, code: str, output: OutputCapture, limits: ResolvedLimits, ctl: RunControl, *,
+        keyboard: InputStream | None, attempts: AttemptLog | None,
     ) -> Outcome:
         """``_eval`` with the host's recorders pointed at ``attempts`` (see the module docstring)."""
         before = self._forks_refused()
@@ -312,11 +312,11 @@ class DockerGuestSession:
         return None
 
     def _eval(
-        self, code: str, output: OutputCapture, limits: Limits, ctl: RunControl, keyboard: InputStream | None
+        self, code: str, output: OutputCapture, limits: ResolvedLimits, ctl: RunControl, keyboard: InputStream | None
     ) -> Outcome:
         self._next_id += 1
         eval_id = self._next_id
-        wall = limits.get("wall_time")
+        wall = limits.wall_time_cap
         typed = keyboard is not None and self._driver.keyboard
         try:
             with self._signal_lock:  # a Ctrl-C still in flight belongs to the previous eval

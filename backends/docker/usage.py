@@ -13,7 +13,7 @@ from typing import Final
 from backends.docker.outtar import OutQuotaExceeded, read_out_archive
 from backends.docker.trailer import Trailer
 from backends.docker.wrapper import REPORTED_MOUNTS
-from playground.core import VFS, FSQuotaExceeded, Limits, Request, VFSError
+from playground.core import VFS, FSQuotaExceeded, Request, ResolvedLimits, VFSError
 from playground.core.vfs import Dir
 
 log = logging.getLogger(__name__)
@@ -26,20 +26,14 @@ PAGE: Final = 4096
 FULL_BELOW: Final = 4096
 
 
-def collect_out(trailer: Trailer, vfs: VFS, limits: Limits) -> None:
+def collect_out(trailer: Trailer, vfs: VFS, limits: ResolvedLimits) -> None:
     """Copy the accepted ``/out`` entries into the VFS, which enforces the run's quota.
 
     Raises:
         FSQuotaExceeded: too many bytes or entries (entries read before that stay).
     """
-    quota = limits.get("fs_quota")
-    max_files = limits.get("max_files")
     try:
-        archive = read_out_archive(
-            trailer.out_tar,
-            max_bytes=None if quota is None else int(quota),
-            max_entries=None if max_files is None else int(max_files),
-        )
+        archive = read_out_archive(trailer.out_tar, max_bytes=limits.fs_quota_cap, max_entries=limits.max_files_cap)
     except OutQuotaExceeded as exc:
         raise FSQuotaExceeded(str(exc)) from None
     for name, why in archive.refused:
@@ -102,7 +96,7 @@ def check_inputs_fit(request: Request) -> None:
         FSQuotaExceeded: ``/in``, or the program, its stdin and the caller's work files in ``/work``,
             exceed ``fs_quota``.
     """
-    quota = request.limits.get("fs_quota")
+    quota = request.limits.fs_quota_cap
     if quota is None:
         return
     inputs = sum(_pages(len(f.data)) for _, f in request.vfs.iter_files(_base(request.vfs, "in")))
@@ -122,10 +116,10 @@ def _base(vfs: VFS, name: str) -> Dir:
     return node
 
 
-def quota_hit(trailer: Trailer, limits: Limits) -> str:
+def quota_hit(trailer: Trailer, limits: ResolvedLimits) -> str:
     """Why the guest ran into its filesystem quota, or "" if it did not."""
-    quota = limits.get("fs_quota")
-    max_files = limits.get("max_files")
+    quota = limits.fs_quota_cap
+    max_files = limits.max_files_cap
     for mount in REPORTED_MOUNTS:
         if mount == "/in":
             continue

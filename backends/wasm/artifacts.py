@@ -66,10 +66,20 @@ class ArtifactStore:
         self.root = root
         self._lock = threading.Lock()
         self._verified: dict[Path, tuple[int, int]] = {}
+        #: (sha256, name) -> the path: building it costs more than the stat (asked several times per run).
+        self._paths: dict[tuple[str, str], Path] = {}
+
+    def path(self, artifact: Artifact) -> Path:
+        """``artifact_path`` under this store's root, remembered."""
+        key = (artifact.sha256, artifact.name)
+        found = self._paths.get(key)
+        if found is None:
+            found = self._paths[key] = artifact_path(artifact, self.root)
+        return found
 
     def missing_reason(self, artifact: Artifact, runtime: str) -> str | None:
         """None when the artifact file exists; else the "not installed" message. Cheap (one stat)."""
-        if artifact_path(artifact, self.root).is_file():
+        if os.path.isfile(self.path(artifact)):
             return None
         return not_installed(runtime)
 
@@ -81,9 +91,9 @@ class ArtifactStore:
             ArtifactMismatch: its content hash differs; the message names the
                 file, the expected and the actual hash.
         """
-        path = artifact_path(artifact, self.root)
+        path = self.path(artifact)
         try:
-            stat = path.stat()
+            stat = os.stat(path)
         except OSError:
             raise BackendUnavailable(not_installed(runtime)) from None
         stamp = (stat.st_size, stat.st_mtime_ns)

@@ -33,7 +33,7 @@ from typing import Final
 
 import wasmtime
 
-from backends.wasm import launch, live, mounts, runner, serve, session, snapshot, transforms
+from backends.wasm import launch, live, mounts, runner, serve, session, snapshot, transforms, workers
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.diagnose import diagnose
 from backends.wasm.engine import WasmEngine, shared_engine, wasmtime_version
@@ -89,6 +89,8 @@ class WasmBackend:
         self._modules: ModuleCache | None = None
         #: Snapshots of started interpreters for one-shot runs (``snapshot``).
         self.snapshots = snapshot.Snapshots(root, self._artifacts, self._machinery)
+        #: Threads for one-shot runs, reused from run to run (``workers``); sessions and serving start their own.
+        self._workers = workers.WorkerPool(_start_worker)
 
     @property
     def cache_dir(self) -> Path:
@@ -229,13 +231,19 @@ class WasmBackend:
         if reason is not None:
             raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
         limits = request.limits
-        memory = limits.get("memory")
-        control = RunControl(wall_limit=limits.get("wall_time"), cpu_limit=limits.get("cpu_time"))
+        memory = limits.memory_cap
+        control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
         name = f"wasm-run-{next(_run_ids)}"
         return await handoff.in_thread(
-            lambda: self._run_blocking(request, control, None if memory is None else int(memory)),
-            start=lambda body: _start_worker(body, name), stop=control.cancel, translate=_as_async,
+            lambda: self._run_blocking(request, control, memory),
+            start=lambda body: self._submit(body, name), stop=control.cancel, translate=_as_async,
         )  # fmt: skip
+
+    def _submit(self, body: Callable[[], None], name: str) -> None:
+        try:
+            self._workers.submit(body, name)
+        except RuntimeError:  # closed since ``run`` checked
+            raise BackendUnavailable("wasm backend is closed") from None
 
     # -- SessionBackend protocol -------------------------------------------------------------
 
@@ -292,6 +300,7 @@ class WasmBackend:
     def close(self) -> None:
         """Refuse new runs and sessions. Idempotent; runs and sessions in flight go on until they end."""
         self._state = _State.CLOSED
+        self._workers.close()
 
     # -- the blocking part (worker thread) ---------------------------------------------------
 

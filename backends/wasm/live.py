@@ -23,7 +23,7 @@ from backends.wasm.channel import EvalEnd, SessionChannel
 from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
 from backends.wasm.state import RunControl
-from playground.core.limits import Limits
+from playground.core.limits import ResolvedLimits
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack
 from playground.core.vfs import VFS
@@ -44,16 +44,11 @@ def startup_budget(value: float | None) -> float | None:
     return None if value is None else max(value, STARTUP_TIME)
 
 
-def startup_control(limits: Limits) -> RunControl:
+def startup_control(limits: ResolvedLimits) -> RunControl:
     """The run control a live instance starts with; each eval re-arms it with its own limits."""
     return RunControl(
-        wall_limit=startup_budget(limits.get("wall_time")), cpu_limit=startup_budget(limits.get("cpu_time"))
+        wall_limit=startup_budget(limits.wall_time_cap), cpu_limit=startup_budget(limits.cpu_time_cap)
     )
-
-
-def memory_limit_of(limits: Limits) -> int | None:
-    memory = limits.get("memory")
-    return None if memory is None else int(memory)
 
 
 def start_instance(

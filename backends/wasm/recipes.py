@@ -88,10 +88,11 @@ def run_tool(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None
 
 def _recipe_quickjs(src_dir: Path, out: Path) -> list[str]:
     q = "src/upstream-quickjs/"
-    shutil.copy(resource_path("runtime_sources", "quickjs", "driver.c"), src_dir / "driver.c")
+    for name in ("driver.c", "qjs_snapshot.c"):  # qjs_snapshot.c includes quickjs.c (Math.random reseed)
+        shutil.copy(resource_path("runtime_sources", "quickjs", name), src_dir / name)
     return [
         *ZIG_WASI, "-D_GNU_SOURCE", "-I" + q,
-        q + "quickjs.c", q + "libregexp.c", q + "libunicode.c", q + "dtoa.c",
+        "src/qjs_snapshot.c", q + "libregexp.c", q + "libunicode.c", q + "dtoa.c",
         "src/driver.c",
         *ZIG_WASI_LIBS, "-Wl,-z,stack-size=1048576", "-o", str(out),
     ]  # fmt: skip

@@ -124,8 +124,8 @@ class WasmGuestService:
         self._thread = thread
         self._ended = ended
         self._output = LogOutput(request.logs)
-        self._wall = request.limits.get("wall_time")
-        self._cpu = request.limits.get("cpu_time")
+        self._wall = request.limits.wall_time_cap
+        self._cpu = request.limits.cpu_time_cap
         self._lock = asyncio.Lock()
         self._stopped = False
         #: The limit a request hit that doomed the instance (set on the worker thread before it stops).
@@ -265,7 +265,7 @@ async def start_service(
     assert spec is not None and spec.module is not None
     launch.place_program(request.vfs, launch.main_path(pack, request.spec), request.spec.code_bytes)
     control = live.startup_control(request.limits)
-    memory_limit = live.memory_limit_of(request.limits)
+    memory_limit = request.limits.memory_cap
     ready_delivery: Delivery[Outcome | None] = Delivery(live.translate)
     ready = ready_delivery.future
     ended_delivery: Delivery[Outcome] = Delivery(live.translate)

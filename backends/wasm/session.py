@@ -47,7 +47,7 @@ from playground.core.attempts import AttemptLog
 from playground.core.errors import BackendUnavailable, SessionClosed
 from playground.core.handoff import Delivery, await_worker
 from playground.core.keyboard import InputStream
-from playground.core.limits import Limits
+from playground.core.limits import ResolvedLimits
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack
 from playground.core.result import Outcome
@@ -130,7 +130,7 @@ class WasmGuestSession:
         return True
 
     async def eval(
-        self, code: str, output: OutputCapture, limits: Limits, *, input: InputStream | None = None,
+        self, code: str, output: OutputCapture, limits: ResolvedLimits, *, input: InputStream | None = None,
         attempts: AttemptLog | None = None,
     ) -> Outcome:
         """Run ``code`` in the live interpreter; see ``GuestSession.eval``.
@@ -155,8 +155,8 @@ class WasmGuestSession:
         ticket = EvalTicket(
             code=code.encode("utf-8", "replace"),
             output=output,
-            wall_limit=limits.get("wall_time"),
-            cpu_limit=limits.get("cpu_time"),
+            wall_limit=limits.wall_time_cap,
+            cpu_limit=limits.cpu_time_cap,
             on_done=delivery.settle,
             keyboard=input,
             attempts=attempts if attempts is not None else AttemptLog(),
@@ -203,7 +203,7 @@ async def open_session(
     spec = pack.wasm
     assert spec is not None and spec.module is not None
     control = live.startup_control(request.limits)
-    memory_limit = live.memory_limit_of(request.limits)
+    memory_limit = request.limits.memory_cap
     ready_delivery: Delivery[Outcome | None] = Delivery(live.translate)
     ready = ready_delivery.future
 

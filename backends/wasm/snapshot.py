@@ -199,6 +199,8 @@ class Snapshots:
         self._key_locks: dict[str, threading.Lock] = {}
         self._images: dict[str, Image] = {}
         self._failed: dict[str, str] = {}
+        #: id(spec) -> (spec, key): the spec is held, so its id cannot be reused while cached.
+        self._keys: dict[int, tuple[WasmSpec, str]] = {}
 
     @property
     def directory(self) -> Path:
@@ -207,6 +209,16 @@ class Snapshots:
     # -- naming ----------------------------------------------------------------------------
 
     def key(self, spec: WasmSpec) -> str:
+        cached = self._keys.get(id(spec))  # asked at every run; hashing Python's capture script took ~0.1 ms
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        key = self._key(spec)
+        if len(self._keys) >= 64:  # specs are pack data (a handful); never let made-up ones pile up
+            self._keys.clear()
+        self._keys[id(spec)] = (spec, key)
+        return key
+
+    def _key(self, spec: WasmSpec) -> str:
         snap = spec.snapshot
         assert snap is not None
         engine, _ = self._machinery()
@@ -385,8 +397,8 @@ class Snapshots:
         try:
             launch = runner.Launch(
                 module=module, argv=[pack.name, *spec.snapshot.capture_args], env=dict(spec.env), stdin=b"",
-                vfs=VFS.for_limits(DEFAULT_LIMITS), output=output, memory_limit=None, wall_limit=_CAPTURE_WALL,
-                cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
+                vfs=VFS.for_limits(DEFAULT_LIMITS.validate()), output=output, memory_limit=None,
+                wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
                 image=runner.ImageStart(image=start, label=f"the {pack.name} runtime", minimum=len(initial)),
                 capture=take,
             )  # fmt: skip

@@ -193,7 +193,7 @@ class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
     __slots__ = (
-        "args", "budget", "caller", "control", "ctx", "env", "fds", "home", "keyboard", "memory",
+        "args", "budget", "caller", "control", "cpu_base", "ctx", "env", "fds", "home", "keyboard", "memory",
         "monotonic_offset", "output", "quiet_paths", "report", "session", "snapshot_point", "stdin", "stdin_pos", "vfs",
     )  # fmt: skip
 
@@ -238,6 +238,9 @@ class RunState:
         #: Subtracted from the host's monotonic clock (ns): a snapshot run's guest clock goes on from the
         #: capture's, where the C library's start-up readings (``clock()``, ``times()``) were taken.
         self.monotonic_offset = 0
+        #: The thread's CPU time when the run began (ns): the guest's CPU clocks count from it, so a worker
+        #: thread reused from run to run (``workers``) shows no earlier run's CPU use.
+        self.cpu_base = time.thread_time_ns()
         #: Address of the Store's context (the registry key); set by the engine.
         self.ctx = 0
         #: The ``wasmtime_caller_t*`` of the host call in progress (valid only during it).

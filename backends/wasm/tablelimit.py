@@ -29,6 +29,7 @@ gets ``MAX_TABLES`` tables of the growth share each, all reserved.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Final
@@ -67,6 +68,7 @@ class TablePlan:
     refusal: str | None = None
 
 
+@functools.lru_cache(maxsize=256)  # a pure function asked at every run (a binary search): remembered
 def plan(module_shape: ModuleShape | None, limit: int) -> TablePlan:
     """The limiter settings and the table charge for a module under a ``limit``-byte budget."""
     allowance = limit // GROWTH_SHARE

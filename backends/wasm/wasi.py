@@ -88,8 +88,9 @@ def _now(run: RunState, clock_id: int) -> int:
         # Its epoch is arbitrary; a snapshot run's continues from the capture's (``RunState.monotonic_offset``).
         return time.monotonic_ns() - run.monotonic_offset
     if clock_id in (abi.CLOCK_PROCESS_CPUTIME, abi.CLOCK_THREAD_CPUTIME):
-        # The guest's process is its thread: never reveal the host process's CPU use.
-        return time.thread_time_ns()
+        # The guest's process is its thread, from the run's start: never reveal the host process's CPU use,
+        # nor an earlier run's on a reused worker thread.
+        return time.thread_time_ns() - run.cpu_base
     raise WasiError(abi.EINVAL)
 
 

@@ -38,8 +38,8 @@ class WasmFormatError(ValueError):
     """The bytes are not a module this reader understands."""
 
 
-def uleb(buf: bytes, pos: int) -> tuple[int, int]:
-    """(value, position after it) of the unsigned LEB128 at ``pos``."""
+def _leb(buf: bytes, pos: int) -> tuple[int, int, int, int]:
+    """(bits, bit count, last byte, position after it) of the LEB128 at ``pos``."""
     result = shift = 0
     while True:
         if pos >= len(buf):
@@ -49,23 +49,19 @@ def uleb(buf: bytes, pos: int) -> tuple[int, int]:
         result |= (byte & 0x7F) << shift
         shift += 7
         if not byte & 0x80:
-            return result, pos
+            return result, shift, byte, pos
+
+
+def uleb(buf: bytes, pos: int) -> tuple[int, int]:
+    """(value, position after it) of the unsigned LEB128 at ``pos``."""
+    result, _, _, pos = _leb(buf, pos)
+    return result, pos
 
 
 def sleb(buf: bytes, pos: int) -> tuple[int, int]:
     """(value, position after it) of the signed LEB128 at ``pos``."""
-    result = shift = 0
-    while True:
-        if pos >= len(buf):
-            raise WasmFormatError("truncated LEB128")
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            if byte & 0x40:
-                result -= 1 << shift
-            return result, pos
+    result, shift, last, pos = _leb(buf, pos)
+    return (result - (1 << shift) if last & 0x40 else result), pos
 
 
 def enc_uleb(value: int) -> bytes:
@@ -89,6 +85,16 @@ def enc_sleb(value: int) -> bytes:
             out.append(byte)
             return bytes(out)
         out.append(byte | 0x80)
+
+
+def padded_sleb32(value: int) -> bytes:
+    """``value`` as a 5-byte signed LEB128 (the padded form a linker writes where it patched a relocation)."""
+    out = bytearray()
+    for _ in range(4):
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value & 0x7F)
+    return bytes(out)
 
 
 def _name(text: str) -> bytes:
@@ -312,12 +318,15 @@ def function_body(wasm_sections: list[tuple[int, bytes]], index: int) -> bytes:
 
 def references_string(wasm_sections: list[tuple[int, bytes]], index: int, text: bytes) -> bool:
     """Whether function ``index`` loads the address of the NUL-terminated ``text`` from a data segment
-    as an ``i32.const`` (how a C function refers to a string literal in a non-PIC module)."""
+    as an ``i32.const`` (how a C function refers to a string literal in a non-PIC module): its immediate
+    in the shortest LEB128 form or in the padded 5-byte form linkers leave (wasm-ld without
+    ``--compress-relocations``)."""
     body = function_body(wasm_sections, index)
     by_id = dict(wasm_sections)
     pattern = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(text) + rb"\x00")
     for offset, blob in read_data(by_id.get(DATA, b"\0")):
         for match in pattern.finditer(blob):
-            if b"\x41" + enc_sleb(offset + match.start()) in body:
+            address = offset + match.start()
+            if b"\x41" + enc_sleb(address) in body or b"\x41" + padded_sleb32(address) in body:
                 return True
     return False

@@ -23,7 +23,7 @@ from playground.app.backend_choice import AUTO, CHOICES, Routes
 from playground.app.backends_panel import LanguageRow
 from playground.app.document_controller import DocumentController, DocumentView
 from playground.app.examples import find_examples
-from playground.app.languages import editor_style
+from playground.app.languages import editing_for
 from playground.app.limits_panel import parse_limits
 from playground.app.main_window import Example, LanguageChoice, MainWindow
 from playground.app.recovery import RecoveryStore
@@ -39,6 +39,7 @@ from playground.core import (
     Diagnostic,
     LanguageStatus,
     Limits,
+    ResolvedLimits,
     Result,
     Sandbox,
     Spec,
@@ -74,7 +75,7 @@ class View(RunView, DocumentView, Protocol):
     def set_editor_style(self, lexer: str, indent: int) -> None: ...
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
-    def set_limit_defaults(self, defaults: Limits) -> None: ...
+    def set_limit_defaults(self, defaults: Limits | ResolvedLimits) -> None: ...
     def show_docker_pool(self, size: int | None) -> None: ...
     def packages(self) -> list[str]: ...
     def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None: ...
@@ -244,7 +245,7 @@ class Controller:
         """The user picked ``language`` (or a file/example implied it)."""
         if language and language != self.view.current_language():
             self.view.select_language(language)
-        style = editor_style(language)
+        style = editing_for(self.sandbox, language)
         self.view.set_editor_style(style.lexer, style.indent)
         self.view.set_language_status(self.language_status_text(language))
         if language:
@@ -286,7 +287,7 @@ class Controller:
         """
         language = self.view.current_language()
         defaults = self.sandbox.default_limits_for(language) if language else self.sandbox.default_limits
-        return parse_limits(self.view.limit_texts(), defaults)
+        return parse_limits(self.view.limit_texts(), defaults).as_limits()
 
     def _spec(self, language: str, code: str, limits: Limits) -> Spec:
         """The run's Spec: the code, the /in and /work files, the editor's file name, the packages field's

@@ -1,8 +1,9 @@
 """The limits panel: one field per ``Limits`` field, defaults shown, values parsed and validated.
 
-An empty field means "the default" (shown as the placeholder). Values are
-parsed with the core's ``parse_size`` / ``parse_duration`` so ``64M`` and
-``500ms`` mean what they mean on the command line; ``unlimited`` lifts a
+An empty field means "the default" (shown as the placeholder). Titles, unit
+hints and parsers come from the core's ``LIMIT_INFO``, the table the CLI's
+flags and the MCP tools are made from, so ``64M`` and ``500ms`` mean what
+they mean on the command line; ``unlimited`` lifts a
 limit explicitly. ``parse_limits`` is the pure part the controller uses to
 refuse a bad value, with its reason, before a run starts.
 """
@@ -14,58 +15,20 @@ from collections.abc import Mapping
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from playground.app.run_summary import LIMIT_TITLES, limit_value
-from playground.core import (
-    DEFAULT_LIMITS,
-    LIMIT_FIELDS,
-    UNLIMITED,
-    InvalidLimits,
-    Limits,
-    Unlimited,
-    parse_duration,
-    parse_size,
-)
-
-_UNITS = {
-    "memory": "size: 64M, 1G, unlimited",
-    "wall_time": "duration: 5s, 500ms, 2m",
-    "cpu_time": "duration: 5s, 500ms, 2m",
-    "max_output": "size: 512K, 4M",
-    "fs_quota": "size: 16M, 1G",
-    "max_files": "count (incl. /in /work /out)",
-    "max_procs": "count",
-}
+from playground.app.run_summary import AnyLimits, limit_value
+from playground.core import DEFAULT_LIMITS, LIMIT_FIELDS, LIMIT_INFO, InvalidLimits, Limits, ResolvedLimits
 
 
-def parse_count(text: str) -> int | Unlimited:
-    """A whole number or ``unlimited``.
-
-    Raises:
-        ValueError: anything else.
-    """
-    cleaned = text.strip().lower()
-    if cleaned in ("unlimited", "inf", "none"):
-        return UNLIMITED
-    try:
-        return int(cleaned.replace("_", ""))
-    except ValueError:
-        raise ValueError(f"not a whole number: {text!r} (expected e.g. 256, unlimited)") from None
+def _hint(field: str) -> str:
+    info = LIMIT_INFO[field]
+    return f"{info.hint} ({info.note})" if info.note else info.hint
 
 
-def parse_field(field: str, text: str) -> int | float | Unlimited:
-    """Parse one field's text with the unit rules of its kind.
-
-    Raises:
-        ValueError: the text is not a value of that kind.
-    """
-    if field in ("wall_time", "cpu_time"):
-        return parse_duration(text)
-    if field in ("memory", "max_output", "fs_quota"):
-        return parse_size(text)
-    return parse_count(text)
+def _layer(defaults: AnyLimits) -> Limits:
+    return defaults.as_limits() if isinstance(defaults, ResolvedLimits) else defaults
 
 
-def field_errors(texts: Mapping[str, str], defaults: Limits = DEFAULT_LIMITS) -> dict[str, str]:
+def field_errors(texts: Mapping[str, str], defaults: AnyLimits = DEFAULT_LIMITS) -> dict[str, str]:
     """Why each field is refused (empty when every value is fine)."""
     errors: dict[str, str] = {}
     for field in LIMIT_FIELDS:
@@ -73,14 +36,14 @@ def field_errors(texts: Mapping[str, str], defaults: Limits = DEFAULT_LIMITS) ->
         if not text:
             continue
         try:
-            value = parse_field(field, text)
-            defaults.merged(Limits(**{field: value})).validate()  # type: ignore[arg-type]
+            value = LIMIT_INFO[field].parse(text)
+            _layer(defaults).merged(Limits(**{field: value})).validate()  # type: ignore[arg-type]
         except (ValueError, InvalidLimits) as exc:
             errors[field] = str(exc)
     return errors
 
 
-def parse_limits(texts: Mapping[str, str], defaults: Limits = DEFAULT_LIMITS) -> Limits:
+def parse_limits(texts: Mapping[str, str], defaults: AnyLimits = DEFAULT_LIMITS) -> ResolvedLimits:
     """The overrides typed into the panel, merged with ``defaults`` and validated.
 
     Raises:
@@ -90,9 +53,9 @@ def parse_limits(texts: Mapping[str, str], defaults: Limits = DEFAULT_LIMITS) ->
     errors = field_errors(texts, defaults)
     if errors:
         field, why = next(iter(errors.items()))
-        raise InvalidLimits(f"{LIMIT_TITLES[field]}: {why}")
-    overrides = {f: parse_field(f, texts[f].strip()) for f in LIMIT_FIELDS if texts.get(f, "").strip()}
-    return defaults.merged(Limits(**overrides)).validate()  # type: ignore[arg-type]
+        raise InvalidLimits(f"{LIMIT_INFO[field].title}: {why}")
+    overrides = {f: LIMIT_INFO[f].parse(texts[f].strip()) for f in LIMIT_FIELDS if texts.get(f, "").strip()}
+    return _layer(defaults).merged(Limits(**overrides)).validate()  # type: ignore[arg-type]
 
 
 class LimitsPanel(QWidget):
@@ -100,7 +63,7 @@ class LimitsPanel(QWidget):
 
     changed = Signal()
 
-    def __init__(self, defaults: Limits = DEFAULT_LIMITS, parent: QWidget | None = None) -> None:
+    def __init__(self, defaults: AnyLimits = DEFAULT_LIMITS, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._defaults = defaults
         self.fields: dict[str, QLineEdit] = {}
@@ -110,7 +73,7 @@ class LimitsPanel(QWidget):
             edit = QLineEdit()
             edit.setObjectName(f"limit_{field}")
             edit.setPlaceholderText(f"{limit_value(defaults, field)} (default)")
-            edit.setToolTip(f"{LIMIT_TITLES[field]} — {_UNITS[field]}; empty = default")
+            edit.setToolTip(f"{LIMIT_INFO[field].title} — {_hint(field)}; empty = default")
             edit.textChanged.connect(self._revalidate)
             error = QLabel()
             error.setObjectName("error")
@@ -119,11 +82,11 @@ class LimitsPanel(QWidget):
             box = QVBoxLayout()
             box.setSpacing(1)
             box.addWidget(edit)
-            hint = QLabel(_UNITS[field])
+            hint = QLabel(_hint(field))
             hint.setObjectName("hint")
             box.addWidget(hint)
             box.addWidget(error)
-            form.addRow(LIMIT_TITLES[field], box)
+            form.addRow(LIMIT_INFO[field].title, box)
             self.fields[field] = edit
             self._errors[field] = error
         self.reset_button = QPushButton("Reset to defaults")
@@ -133,7 +96,7 @@ class LimitsPanel(QWidget):
         layout.addWidget(self.reset_button)
         layout.addStretch(1)
 
-    def set_defaults(self, defaults: Limits) -> None:
+    def set_defaults(self, defaults: AnyLimits) -> None:
         """Show ``defaults`` (the language's: a compiler gets more memory) as placeholders; check against them."""
         self._defaults = defaults
         for field, edit in self.fields.items():

@@ -47,7 +47,7 @@ from playground.app.repl_pane import ReplPane
 from playground.app.run_settings import RunSettings
 from playground.app.service_pane import ServicePane
 from playground.app.themes import LIGHT, Theme, apply_theme
-from playground.core import DEFAULT_LIMITS, Attempt, Diagnostic, InputStream, Limits
+from playground.core import DEFAULT_LIMITS, Attempt, Diagnostic, InputStream, Limits, ResolvedLimits
 from playground.core.guest_text import escape
 from playground.core.pack import Pack
 
@@ -405,7 +405,7 @@ class MainWindow(QMainWindow):
         if name:
             self.show_tab("limits")
 
-    def set_limit_defaults(self, defaults: Limits) -> None:
+    def set_limit_defaults(self, defaults: Limits | ResolvedLimits) -> None:
         self.limits.set_defaults(defaults)
 
     def set_limit_texts(self, texts: Mapping[str, str]) -> None:

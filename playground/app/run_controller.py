@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from playground.app.languages import editing_for
 from playground.app.output_buffer import OutputBuffer
 from playground.app.packages_field import suggest_package
 from playground.app.preparation import prepare_for_run
@@ -136,7 +137,7 @@ class RunController:
 
     def _server_hint(self, language: str, code: str) -> bool:
         """Say "use Serve" instead of running a server; True when it did (the second Run in a row runs)."""
-        evidence = server_evidence(language, code)
+        evidence = server_evidence(editing_for(self.sandbox, language), code)
         if evidence is None or self._hinted == (language, code):
             self._hinted = None
             return False

@@ -8,19 +8,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from playground.core import LimitExceeded, Limits, Result, format_duration, format_size, reached_note, summarize
+from playground.core import LIMIT_INFO, LimitExceeded, Limits, ResolvedLimits, Result, reached_note, summarize
 
-#: Human names of the ``Limits`` fields, in the panel's order.
-LIMIT_TITLES: dict[str, str] = {
-    "memory": "Memory",
-    "wall_time": "Wall time",
-    "cpu_time": "CPU time",
-    "max_output": "Output",
-    "fs_quota": "FS quota",
-    "max_files": "Files",
-    "max_procs": "Processes",
-}
-
+#: The limits an execution ran under, as the front ends hold them.
+AnyLimits = Limits | ResolvedLimits
 
 @dataclass(frozen=True, slots=True)
 class Summary:
@@ -46,23 +37,16 @@ def human_duration(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def limit_value(limits: Limits | None, field: str) -> str:
+def limit_value(limits: AnyLimits | None, field: str) -> str:
     """A limit's value as the panel would write it (``10s``, ``1M``, ``256``)."""
-    if limits is None:
-        return "?"
-    value = getattr(limits, field, None)
-    if value is None:
-        return "?"
-    if field in ("wall_time", "cpu_time"):
-        return format_duration(value)
-    if field in ("memory", "max_output", "fs_quota"):
-        return format_size(value)
-    return str(value)
+    info = LIMIT_INFO.get(field)
+    return "?" if info is None else info.shown(limits)
 
 
-def describe_limit(exc: LimitExceeded, limits: Limits | None) -> str:
+def describe_limit(exc: LimitExceeded, limits: AnyLimits | None) -> str:
     """``Stopped: the wall time limit (2s) was reached``."""
-    title = LIMIT_TITLES.get(exc.limit, exc.limit or "a")
+    info = LIMIT_INFO.get(exc.limit)
+    title = info.title if info is not None else exc.limit or "a"
     return f"Stopped: the {title.lower()} limit ({limit_value(limits, exc.limit)}) was reached. {exc}"
 
 
@@ -75,7 +59,7 @@ def usage_text(result: Result) -> str:
     return " · ".join(parts)
 
 
-def limits_used(result: Result, limits: Limits | None) -> str:
+def limits_used(result: Result, limits: AnyLimits | None) -> str:
     """What an execution used against its limits: ``3 ms of 10s wall time · peak 11.2 MiB of 128M memory``."""
     usage = result.usage
     parts = [f"{human_duration(usage.wall)} of {limit_value(limits, 'wall_time')} wall time"]
@@ -86,7 +70,7 @@ def limits_used(result: Result, limits: Limits | None) -> str:
     return " · ".join(parts)
 
 
-def summarize_result(result: Result, limits: Limits | None = None) -> Summary:
+def summarize_result(result: Result, limits: AnyLimits | None = None) -> Summary:
     """``exit 0 · 12 ms · on wasm``; a limit the program ran into without being stopped leads, in words.
 
     ``limits_reached`` makes the kind ``limit``: a contained fork bomb whose
@@ -113,7 +97,7 @@ def attempts_note(result: Result) -> str:
     return f" · {line}" if line else ""
 
 
-def summarize_limit(exc: LimitExceeded, limits: Limits | None) -> Summary:
+def summarize_limit(exc: LimitExceeded, limits: AnyLimits | None) -> Summary:
     text = describe_limit(exc, limits)
     if exc.result is not None:
         text += f" · {usage_text(exc.result)}" + attempts_note(exc.result)

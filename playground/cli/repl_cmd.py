@@ -40,14 +40,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from playground.cli import exitcodes
+from playground.cli.limit_flags import add_limit_flags, limits_from_args
 from playground.cli.repl_input import is_complete
-from playground.cli.run_cmd import POLICIES, UsageError, duration_arg, parse_env, size_arg
+from playground.cli.run_cmd import POLICIES, UsageError, parse_env
 from playground.cli.setup_cmd import prepare_language
 from playground.cli.terminal_input import pump_while, terminal_fd
 from playground.core import (
     InputStream,
     LimitExceeded,
-    Limits,
     Policy,
     Result,
     Sandbox,
@@ -87,12 +87,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("lang_arg", nargs="?", metavar="LANG", help="language (same as --lang)")
     p.add_argument("-l", "--lang", help="language name or alias (default: python)")
-    p.add_argument("--timeout", type=duration_arg, help="wall-time limit per input, e.g. 5s (default 10s)")
-    p.add_argument("--cpu", type=duration_arg, help="CPU-time limit per input")
-    p.add_argument("--mem", type=size_arg, help="memory limit of the session, e.g. 64M (default 128M)")
-    p.add_argument("--max-output", type=size_arg, help="stdout+stderr cap per input (default 1M)")
-    p.add_argument("--fs-quota", type=size_arg, help="virtual filesystem quota of the session (default 16M)")
-    p.add_argument("--max-files", type=int, help="files+dirs in the virtual filesystem (default 256)")
+    add_limit_flags(p, {"memory": " of the session", "wall_time": " per input", "cpu_time": " per input",
+                        "max_output": " per input", "fs_quota": " of the session", "max_files": " of the session"})
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment variable for the interpreter (nothing is inherited)")  # fmt: skip
     p.add_argument("--policy", choices=sorted(POLICIES), default="prefer-wasm", help="which backends may run it")
@@ -315,7 +311,7 @@ class Repl:
                 return "\n".join(lines)
             lines.append(line)
             source = "\n".join(lines)
-            if not lines[0].strip() or is_complete(self.session.lang, source):
+            if not lines[0].strip() or is_complete(self.session.editing.input_syntax, source):
                 return source
 
     def loop(self) -> int:
@@ -395,10 +391,7 @@ def repl_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
     except UsageError as exc:
         print(f"playground repl: {exc}", file=sys.stderr)
         return exitcodes.USAGE
-    limits = Limits(
-        wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
-        fs_quota=args.fs_quota, max_files=args.max_files,
-    )  # fmt: skip
+    limits = limits_from_args(args)
     interactive = sys.stdin.isatty()
     terminal = Terminal(interactive)
     sandbox = make_sandbox(POLICIES[args.policy])

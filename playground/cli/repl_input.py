@@ -5,7 +5,8 @@ statement goes on until a blank line; an input that cannot compile is
 complete (the guest reports the error). JavaScript and Lua go on while
 brackets are open (outside strings and comments), and Lua also while a
 ``function``/``do``/``if``/``repeat`` block lacks its ``end``/``until``.
-A blank line always submits what was typed, whatever the language.
+A blank line always submits what was typed, whatever the language. Which
+rule applies is pack data (``Editing.input_syntax``), not a language name.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 import warnings
 from typing import Final
 
+from playground.core import InputSyntax
+
 _PAIRS: Final = {")": "(", "]": "[", "}": "{"}
 _LUA_OPEN: Final = frozenset({"function", "do", "if", "repeat"})
 _LUA_CLOSE: Final = frozenset({"end", "until"})
@@ -22,13 +25,14 @@ _LUA_LONG: Final = re.compile(r"\[(=*)\[")
 _WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def is_complete(lang: str, source: str) -> bool:
-    """True when ``source`` (lines joined with ``\\n``) should be sent now."""
+def is_complete(syntax: InputSyntax, source: str) -> bool:
+    """True when ``source`` (lines joined with ``\\n``) should be sent now; ``syntax`` is the pack's
+    (``Editing.input_syntax``)."""
     if not source.strip():
         return True
-    if lang == "python":
+    if syntax is InputSyntax.PYTHON:
         return _python_complete(source)
-    if lang == "lua":
+    if syntax is InputSyntax.LUA:
         return _open_depth(source, lua=True) <= 0
     return _open_depth(source, lua=False) <= 0
 

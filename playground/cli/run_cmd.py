@@ -11,25 +11,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from playground.cli import exitcodes, hostfiles
+from playground.cli.limit_flags import add_limit_flags, checked_limits, limits_from_args
 from playground.cli.outdir import write_out_files
 from playground.cli.pool_flag import add_pool_flag
 from playground.cli.setup_cmd import prepare_language
 from playground.cli.terminal_input import terminal_keyboard
 from playground.core import (
-    DEFAULT_LIMITS,
     DOCKER_ONLY,
+    LIMIT_FIELDS,
     PREFER_WASM,
-    UNLIMITED,
     WASM_ONLY,
-    InvalidLimits,
     LimitExceeded,
-    Limits,
     Pack,
     Policy,
     Result,
@@ -37,12 +34,9 @@ from playground.core import (
     SandboxError,
     Spec,
     Stream,
-    Unlimited,
     clean_key,
     default_program_file,
     find_locations,
-    parse_duration,
-    parse_size,
     program_file,
     reached_note,
 )
@@ -69,12 +63,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("args", nargs="*", help="arguments for the program; put them after -- if they start with -")
     p.add_argument("-e", "--eval", dest="code", metavar="CODE", help="run CODE instead of a file")
     p.add_argument("-l", "--lang", help="language (name, alias); required with -e")
-    p.add_argument("--timeout", type=duration_arg, help="wall-time limit, e.g. 5s, 500ms (default 10s)")
-    p.add_argument("--cpu", type=duration_arg, help="CPU-time limit (best effort on Wasm)")
-    p.add_argument("--mem", type=size_arg, help="memory limit, e.g. 64M (default 128M)")
-    p.add_argument("--max-output", type=size_arg, help="stdout+stderr cap, e.g. 1M (default 1M)")
-    p.add_argument("--fs-quota", type=size_arg, help="virtual filesystem quota (default 16M)")
-    p.add_argument("--max-files", type=count_arg, help="files+dirs in the virtual filesystem (default 256)")
+    add_limit_flags(p, dict.fromkeys(LIMIT_FIELDS, ""))
     p.add_argument("--in", dest="inputs", action="append", default=[], metavar="[NAME=]PATH",
                    help="copy a host file read-only into /in (repeatable)")
     p.add_argument("--work", action="append", default=[], metavar="[NAME=]PATH",
@@ -92,62 +81,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         "fetched and checked on this machine first, read-only for the program, which has no network)")
     add_pool_flag(p)
     p.set_defaults(handler=run_command)
-
-
-#: Which flag sets which ``Limits`` field, to name the flag when the merged limits are refused.
-LIMIT_FLAGS = {"wall_time": "--timeout", "cpu_time": "--cpu", "memory": "--mem", "max_output": "--max-output",
-               "fs_quota": "--fs-quota", "max_files": "--max-files"}
-
-# Two stages, as before: what is not a duration/size/count at all is refused while parsing (usage error, exit 2,
-# naming the flag); a number out of range (zero, negative, above the maximum) is refused by the core's
-# ``Limits.validate`` (a sandbox error, exit 120), see ``checked_limits``.
-
-
-def duration_arg(text: str) -> float | Unlimited:
-    """A limit flag's duration (``5s``, ``500ms``, ``unlimited``); the range is checked by :func:`checked_limits`."""
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def size_arg(text: str) -> int | Unlimited:
-    """A limit flag's size (``64M``, ``1000``, ``unlimited``); the range is checked by :func:`checked_limits`."""
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def count_arg(text: str) -> int | Unlimited:
-    """A limit flag's count: an optionally signed run of decimal digits, or ``unlimited``.
-
-    ``int()`` would also take `` 3 ``, ``1_000`` and full-width digits; a
-    limit is either plainly a number or an error. The range is checked by
-    :func:`checked_limits`.
-    """
-    if text.strip().lower() == "unlimited":
-        return UNLIMITED
-    if not re.fullmatch(r"[-+]?[0-9]+", text, re.ASCII):
-        shown = repr(text if len(text) <= 40 else text[:40] + "...")
-        raise argparse.ArgumentTypeError(f"not a whole number: {shown} (expected e.g. 256, unlimited)")
-    return int(text)
-
-
-def checked_limits(limits: Limits) -> Limits:
-    """``limits`` after the check the sandbox makes (merged with the defaults), naming the flag when refused.
-
-    Raises:
-        InvalidLimits: a value is zero, negative, not finite or above the
-            largest allowed limit; the message names the flag and the field.
-    """
-    try:
-        DEFAULT_LIMITS.merged(limits).validate()
-    except InvalidLimits as exc:
-        field, _, problem = str(exc).partition(": ")
-        flag = LIMIT_FLAGS.get(field)
-        raise InvalidLimits(f"{flag} ({field}): {problem}" if flag else str(exc)) from None
-    return limits
 
 
 class UsageError(Exception):
@@ -192,10 +125,7 @@ def build_spec(args: argparse.Namespace, sandbox: Sandbox) -> Spec:
         work_files=read_work(args.work),
         main_file=main_file,
         packages=args.pip,
-        limits=checked_limits(Limits(
-            wall_time=args.timeout, cpu_time=args.cpu, memory=args.mem, max_output=args.max_output,
-            fs_quota=args.fs_quota, max_files=args.max_files,
-        )),
+        limits=checked_limits(limits_from_args(args)),
     )
 
 

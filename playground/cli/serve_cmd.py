@@ -11,23 +11,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from playground.cli import exitcodes
+from playground.cli.limit_flags import add_limit_flags, duration_arg, limits_from_args
 from playground.cli.pool_flag import add_pool_flag
 from playground.cli.run_cmd import (
     POLICIES,
     UsageError,
-    duration_arg,
     guest_name,
     parse_env,
     read_inputs,
     read_work,
-    size_arg,
 )
 from playground.cli.setup_cmd import prepare_language
 from playground.core import (
     UNLIMITED,
     AuthMode,
     HTTPReady,
-    Limits,
     Policy,
     PortMap,
     Sandbox,
@@ -60,8 +58,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--no-auth", action="store_true", help="no token: anyone who reaches the port may use it")
     p.add_argument("--ready", default="tcp", metavar="tcp|PATH",
                    help="readiness probe: tcp, or an HTTP path like /health")
-    p.add_argument("--timeout", type=duration_arg, help="wall-time limit per request (handler bridge)")
-    p.add_argument("--mem", type=size_arg, help="memory limit of the guest")
+    add_limit_flags(p, {"memory": " of the guest", "wall_time": " per request (handler bridge)"})
     p.add_argument("--in", dest="inputs", action="append", default=[], metavar="[NAME=]PATH",
                    help="copy a host file read-only into /in")
     p.add_argument("--work", action="append", default=[], metavar="[NAME=]PATH",
@@ -99,7 +96,7 @@ def serve_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int
             lang = args.lang or sandbox.pack_for_file(path.name).name
             spec = Spec(lang=lang, code=code, env=parse_env(args.env), files=read_inputs(args.inputs),
                         work_files=read_work(args.work), main_file=guest_name(path),
-                        limits=Limits(wall_time=args.timeout, memory=args.mem))
+                        limits=limits_from_args(args))
             opts = _opts(args)
         except UsageError as exc:
             print(f"playground serve: {exc}", file=sys.stderr)

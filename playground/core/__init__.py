@@ -16,6 +16,7 @@ from playground.core.backend import (
     Request,
     SlowAvailability,
 )
+from playground.core.editing import Editing, InputSyntax
 from playground.core.errors import (
     BackendUnavailable,
     CPUTimeLimitExceeded,
@@ -41,7 +42,16 @@ from playground.core.errors import (
     Unsupported,
 )
 from playground.core.keyboard import InputStream
-from playground.core.limits import DEFAULT_LIMITS, LIMIT_FIELDS, UNLIMITED, Limits, Unlimited, reached_note
+from playground.core.limit_fields import LIMIT_INFO, LimitField, LimitKind
+from playground.core.limits import (
+    DEFAULT_LIMITS,
+    LIMIT_FIELDS,
+    UNLIMITED,
+    Limits,
+    ResolvedLimits,
+    Unlimited,
+    reached_note,
+)
 from playground.core.locations import Location, default_program_file, find_locations, program_file
 from playground.core.output import OutputCapture, OutputListener, Stream
 from playground.core.pack import (
@@ -94,7 +104,7 @@ from playground.core.session import (
 )
 from playground.core.session_manager import SessionManager
 from playground.core.spec import NetPolicy, Spec
-from playground.core.units import format_duration, format_size, parse_duration, parse_size
+from playground.core.units import format_duration, format_size, parse_count, parse_duration, parse_size
 from playground.core.vfs import VFS, VFSError, clean_key
 
 __all__ = [
@@ -104,6 +114,7 @@ __all__ = [
     "DOCKER_ONLY",
     "INTERRUPT_GRACE",
     "LIMIT_FIELDS",
+    "LIMIT_INFO",
     "LOOPBACK",
     "PREFER_WASM",
     "UNLIMITED",
@@ -122,6 +133,7 @@ __all__ = [
     "Diagnostic",
     "DockerDriver",
     "DockerSpec",
+    "Editing",
     "FSQuotaExceeded",
     "GuestService",
     "GuestSession",
@@ -129,6 +141,7 @@ __all__ = [
     "Handler",
     "Headers",
     "InputStream",
+    "InputSyntax",
     "InterruptibleGuest",
     "InvalidLimits",
     "InvalidPack",
@@ -136,6 +149,8 @@ __all__ = [
     "InvalidSpec",
     "LanguageStatus",
     "LimitExceeded",
+    "LimitField",
+    "LimitKind",
     "Limits",
     "Location",
     "LogBuffer",
@@ -160,6 +175,7 @@ __all__ = [
     "ProxyStarter",
     "ReadinessProbe",
     "Request",
+    "ResolvedLimits",
     "Result",
     "Sandbox",
     "SandboxError",
@@ -201,6 +217,7 @@ __all__ = [
     "find_locations",
     "format_duration",
     "format_size",
+    "parse_count",
     "parse_duration",
     "parse_size",
     "program_file",

@@ -14,7 +14,7 @@ from typing import Final, Protocol, runtime_checkable
 
 from playground.core.attempts import AttemptLog
 from playground.core.keyboard import InputStream
-from playground.core.limits import Limits
+from playground.core.limits import ResolvedLimits
 from playground.core.output import OutputCapture
 from playground.core.pack import Pack
 from playground.core.result import Outcome
@@ -56,7 +56,7 @@ class Request:
 
     pack: Pack
     spec: Spec
-    limits: Limits
+    limits: ResolvedLimits
     vfs: VFS
     output: OutputCapture
     stdin: bytes

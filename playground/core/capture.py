@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from playground.core.attempts import AttemptKind, AttemptLog
-from playground.core.limits import Limits, reached_limit
+from playground.core.limits import ResolvedLimits, reached_limit
 from playground.core.output import OutputCapture
 from playground.core.result import Outcome, Result, Usage
 from playground.core.vfs import VFS
@@ -28,7 +28,7 @@ class Capture:
 
     output: OutputCapture
     vfs: VFS
-    limits: Limits
+    limits: ResolvedLimits
     attempts: AttemptLog = field(default_factory=AttemptLog)
     started: float = field(default_factory=time.monotonic)
     _held: set[str] = field(default_factory=set, init=False)

@@ -83,26 +83,89 @@ class Limits:
         }
         return Limits(**values)
 
-    def validate(self) -> Limits:
-        """Check a fully merged value and return it.
+    def validate(self) -> ResolvedLimits:
+        """Check a fully merged value and return it resolved: the one typed value enforcement reads.
 
         Raises:
             InvalidLimits: a field is unset, zero, negative, above ``MAXIMA``
                 or of the wrong type. The message names the field.
         """
+        return ResolvedLimits(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedLimits:
+    """The limits of one execution, every field set and checked: what the backends enforce.
+
+    Every field is checked when one is made (``Limits.validate()`` makes
+    them), so a value of this type cannot hold an unset, zero, negative,
+    absurd or mistyped field; the core resolves a run's
+    limits once (``Sandbox.resolve_limits``) and passes this value down.
+    Enforcement reads the ``*_cap`` properties: the number, or ``None`` when
+    the field is ``UNLIMITED``, typed per field (no lookups by name).
+    """
+
+    memory: Size
+    wall_time: Duration
+    cpu_time: Duration
+    max_output: Size
+    fs_quota: Size
+    max_files: Count
+    max_procs: Count
+
+    def __post_init__(self) -> None:
+        """Raises ``InvalidLimits``: a field is unset, zero, negative, above ``MAXIMA`` or of the wrong type."""
         for f in fields(self):
             _check_field(f.name, getattr(self, f.name))
-        return self
 
-    def get(self, name: str) -> int | float | None:
-        """The numeric value of a field, or None when it is UNLIMITED.
+    def merged(self, overrides: Limits | None) -> ResolvedLimits:
+        """These limits with the fields set in ``overrides`` replacing ours, checked again.
 
-        Only meaningful on a validated value, where nothing is unset.
+        Raises:
+            InvalidLimits: as ``Limits.validate``.
         """
-        value: Size | Duration | None = getattr(self, name)
-        if value is UNLIMITED or value is None:
-            return None
-        return value
+        return self.as_limits().merged(overrides).validate()
+
+    def as_limits(self) -> Limits:
+        """The same values as a ``Limits`` layer (to show, or to merge under something else)."""
+        return Limits(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    @property
+    def memory_cap(self) -> int | None:
+        return _int_cap(self.memory)
+
+    @property
+    def wall_time_cap(self) -> float | None:
+        return _float_cap(self.wall_time)
+
+    @property
+    def cpu_time_cap(self) -> float | None:
+        return _float_cap(self.cpu_time)
+
+    @property
+    def max_output_cap(self) -> int | None:
+        return _int_cap(self.max_output)
+
+    @property
+    def fs_quota_cap(self) -> int | None:
+        return _int_cap(self.fs_quota)
+
+    @property
+    def max_files_cap(self) -> int | None:
+        return _int_cap(self.max_files)
+
+    @property
+    def max_procs_cap(self) -> int | None:
+        return _int_cap(self.max_procs)
+
+
+def _int_cap(value: int | Unlimited) -> int | None:
+    return None if isinstance(value, Unlimited) else value
+
+
+def _float_cap(value: float | Unlimited) -> float | None:
+    return None if isinstance(value, Unlimited) else float(value)
+
 
 
 def _check_field(name: str, value: object) -> None:
@@ -143,7 +206,7 @@ DEFAULT_LIMITS: Final = Limits(
 LIMIT_FIELDS: Final = tuple(f.name for f in fields(Limits))
 
 
-def reached_note(name: str, limits: Limits | None = None) -> str:
+def reached_note(name: str, limits: Limits | ResolvedLimits | None = None) -> str:
     """One sentence for a limit the guest ran into without being stopped (``Result.limits_reached``).
 
     Shared by the CLI, the MCP server and the GUI so they tell it alike,
@@ -155,7 +218,7 @@ def reached_note(name: str, limits: Limits | None = None) -> str:
     return f"{named} was reached"
 
 
-def reached_limit(name: str, limits: Limits | None = None) -> str:
+def reached_limit(name: str, limits: Limits | ResolvedLimits | None = None) -> str:
     """The limit named for a person: ``the process limit (64)``."""
     value = None if limits is None else getattr(limits, name, None)
     shown = f" ({value!r})" if value is not None else ""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from playground.core.editing import Editing
 from playground.core.errors import InvalidLimits, InvalidPack
 from playground.core.limits import DEFAULT_LIMITS, Limits
 
@@ -377,6 +378,8 @@ class Pack:
     error_locations: tuple[str, ...] = ()
     #: Takes pure-Python packages from PyPI (``Spec.packages``, ``core.packages``).
     packages: bool = False
+    #: How the front ends show and read its source (``core.editing``).
+    editing: Editing = field(default_factory=Editing)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", tuple(self.aliases))
@@ -424,6 +427,9 @@ class Pack:
                 DEFAULT_LIMITS.merged(self.limits).validate()
             except InvalidLimits as exc:
                 raise InvalidPack(f"pack {self.name!r}: default limits: {exc}") from None
+        if not isinstance(self.editing, Editing):
+            raise InvalidPack(f"pack {self.name!r}: editing must be an Editing")
+        self.editing.check(self.name)
         for pattern in self.error_locations:
             try:
                 groups = re.compile(pattern, re.MULTILINE).groupindex

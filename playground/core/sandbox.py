@@ -37,7 +37,7 @@ from playground.core.errors import (
     Unsupported,
 )
 from playground.core.keyboard import InputStream
-from playground.core.limits import DEFAULT_LIMITS, Limits
+from playground.core.limits import DEFAULT_LIMITS, Limits, ResolvedLimits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack, validate_packs
 from playground.core.packages import PackageSet, PackageStore
@@ -449,7 +449,7 @@ class Sandbox:
 
     # -- running ------------------------------------------------------------
 
-    def default_limits_for(self, pack: Pack | str) -> Limits:
+    def default_limits_for(self, pack: Pack | str) -> ResolvedLimits:
         """The limits a run of ``pack`` gets when the caller sets none, validated.
 
         Built-in defaults <- the pack's own (``Pack.limits``: what its
@@ -459,10 +459,10 @@ class Sandbox:
         found = self.pack(pack) if isinstance(pack, str) else pack
         return DEFAULT_LIMITS.merged(found.limits).merged(self._chosen_defaults).validate()
 
-    def resolve_limits(self, overrides: Limits | None, pack: Pack | str | None = None) -> Limits:
+    def resolve_limits(self, overrides: Limits | None, pack: Pack | str | None = None) -> ResolvedLimits:
         """The defaults (``pack``'s when given, see ``default_limits_for``) with ``overrides`` merged in, validated."""
         base = self.default_limits if pack is None else self.default_limits_for(pack)
-        return base.merged(overrides).validate()
+        return base.merged(overrides)
 
     async def run(
         self,
@@ -501,7 +501,7 @@ class Sandbox:
         )
         packages = await self._packages_off_loop(spec, on_progress)
         vfs = VFS.for_limits(limits, Layout.CALLER_ROOT if spec.uses_caller_root else Layout.STANDARD)
-        capture = Capture(output=OutputCapture(_opt_int(limits.get("max_output")), on_output), vfs=vfs, limits=limits)
+        capture = Capture(output=OutputCapture(limits.max_output_cap, on_output), vfs=vfs, limits=limits)
 
         def result_of(outcome: Outcome | None) -> Result:
             return capture.result(outcome, backend=backend.name)
@@ -625,7 +625,3 @@ def _seed(vfs: VFS, spec: Spec) -> None:
         vfs.seed_root(spec.root_files)
     vfs.seed_inputs(spec.files)
     vfs.seed_work(spec.work_files)
-
-
-def _opt_int(value: int | float | None) -> int | None:
-    return None if value is None else int(value)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from playground.core.limits import Limits
+from playground.core.limits import ResolvedLimits
 from playground.core.output import Stream
 from playground.core.pack import Pack
 from playground.core.result import Outcome
@@ -101,7 +101,7 @@ class ServeRequest:
 
     pack: Pack
     spec: Spec
-    limits: Limits
+    limits: ResolvedLimits
     vfs: VFS
     logs: LogBuffer
     stdin: bytes

@@ -28,9 +28,10 @@ from typing import Any, Final, Protocol, runtime_checkable
 from playground.core import variants
 from playground.core.attempts import AttemptLog
 from playground.core.capture import Capture
+from playground.core.editing import Editing
 from playground.core.errors import InvalidSpec, LimitExceeded, SessionClosed, SessionKilled
 from playground.core.keyboard import InputStream
-from playground.core.limits import Limits
+from playground.core.limits import Limits, ResolvedLimits
 from playground.core.output import OutputCapture, OutputListener
 from playground.core.pack import Pack
 from playground.core.result import Outcome, Result
@@ -87,7 +88,7 @@ class SessionRequest:
     """What the core hands a backend to start one interpreter."""
 
     pack: Pack
-    limits: Limits
+    limits: ResolvedLimits
     env: Mapping[str, str]
     vfs: VFS
 
@@ -103,7 +104,7 @@ class GuestSession(Protocol):
         self,
         code: str,
         output: OutputCapture,
-        limits: Limits,
+        limits: ResolvedLimits,
         *,
         input: InputStream | None = None,
         attempts: AttemptLog | None = None,
@@ -172,7 +173,7 @@ class Session:
     """
 
     def __init__(
-        self, backend: SessionBackend, backend_name: str, pack: Pack, config: SessionConfig, limits: Limits
+        self, backend: SessionBackend, backend_name: str, pack: Pack, config: SessionConfig, limits: ResolvedLimits
     ) -> None:
         self.id = config.id or new_session_id()
         self.lang = pack.name
@@ -265,6 +266,11 @@ class Session:
             self._guest = None
 
     @property
+    def editing(self) -> Editing:
+        """How front ends read the language's input (``Pack.editing``: when a typed input is complete)."""
+        return self._base_pack.editing
+
+    @property
     def runtime(self) -> str:
         """The runtime the session runs on now: the pack's version (a variant's when it moved to one)."""
         return self._pack.version
@@ -308,7 +314,7 @@ class Session:
             self._fresh = False
             assert self._vfs is not None
             capture = Capture(
-                output=OutputCapture(_opt_int(self.limits.get("max_output")), on_output), vfs=self._vfs,
+                output=OutputCapture(self.limits.max_output_cap, on_output), vfs=self._vfs,
                 limits=self.limits,
             )  # fmt: skip
 
@@ -430,7 +436,3 @@ class Session:
 
     async def __aexit__(self, *exc: object) -> None:
         self.close()
-
-
-def _opt_int(value: int | float | None) -> int | None:
-    return None if value is None else int(value)

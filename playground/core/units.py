@@ -74,6 +74,23 @@ def parse_duration(text: str) -> float | Unlimited:
     return float(match.group(1)) * _DURATION_UNITS[match.group(2).lower()]
 
 
+def parse_count(text: str) -> int | Unlimited:
+    """Parse a plain whole number (``256``; ``-1`` too: the range is the caller's to check) or ``"unlimited"``.
+
+    Strict on purpose: ``int()`` would also take ``1_000`` and full-width
+    digits; a limit is either plainly a number or an error.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if text.strip().lower() in ("unlimited", "inf", "none"):
+        return UNLIMITED
+    if not re.fullmatch(r"[-+]?[0-9]+", text, re.ASCII):
+        shown = repr(text if len(text) <= 40 else text[:40] + "...")
+        raise ValueError(f"not a whole number: {shown} (expected e.g. 256, unlimited)")
+    return int(text)
+
+
 def format_size(value: int | Unlimited) -> str:
     """The shortest exact binary form: ``64M``, ``1536K``, ``1000``, ``unlimited``."""
     if isinstance(value, Unlimited):

@@ -55,7 +55,7 @@ from playground.core.errors import InvalidSpec
 from playground.core.fsnames import MAX_DEPTH, MAX_NAME, MAX_PATH, check_name, clean_key
 from playground.core.fsnode import Dir, File, Node, Symlink, VFSError
 from playground.core.fspath import Resolved, check_path, resolve
-from playground.core.limits import Limits
+from playground.core.limits import ResolvedLimits
 
 __all__ = [
     "BASE_DIRS", "MAX_DEPTH", "MAX_NAME", "MAX_PATH", "VFS", "Dir", "File", "Layout", "Node", "Resolved", "Symlink",
@@ -108,15 +108,9 @@ class VFS:
                 self.base_dir(name)
 
     @classmethod
-    def for_limits(cls, limits: Limits, layout: Layout = Layout.STANDARD) -> VFS:
+    def for_limits(cls, limits: ResolvedLimits, layout: Layout = Layout.STANDARD) -> VFS:
         """An empty tree bounded by validated ``limits`` (``fs_quota``, ``max_files``)."""
-        quota = limits.get("fs_quota")
-        files = limits.get("max_files")
-        return cls(
-            fs_quota=None if quota is None else int(quota),
-            max_files=None if files is None else int(files),
-            layout=layout,
-        )
+        return cls(fs_quota=limits.fs_quota_cap, max_files=limits.max_files_cap, layout=layout)
 
     def base_dir(self, name: str) -> Dir:
         """The layout directory ``/name``, made (and counted) if missing. Host side only.

@@ -21,6 +21,7 @@ from playground.core import (
     InvalidLimits,
     Limits,
     Policy,
+    ResolvedLimits,
     Unlimited,
     format_duration,
     format_size,
@@ -62,7 +63,7 @@ class ServerConfig:
     inline_text_bytes: int = 64 * 1024
     #: Total /out bytes embedded (as resources) in one result; the rest are listed as omitted.
     max_embed_bytes: int = 8 * MiB
-    defaults: Limits = field(init=False)
+    defaults: ResolvedLimits = field(init=False)
 
     def __post_init__(self) -> None:
         for name in ("max_timeout", "max_memory", "max_output"):
@@ -81,9 +82,9 @@ class ServerConfig:
         if not self.session_idle_timeout > 0:
             raise ValueError("session_idle_timeout must be positive")
         object.__setattr__(self, "languages", tuple(self.languages))
-        object.__setattr__(self, "defaults", self.clipped(DEFAULT_LIMITS))
+        object.__setattr__(self, "defaults", self.clipped(DEFAULT_LIMITS.validate()))
 
-    def clipped(self, base: Limits) -> Limits:
+    def clipped(self, base: ResolvedLimits) -> ResolvedLimits:
         """``base`` (validated: the core defaults, or a language's) with time, memory and output held to the ceilings.
 
         A language's own defaults (a compiler's memory) apply on this server
@@ -97,7 +98,7 @@ class ServerConfig:
             memory=_clip_size(base.memory, self.max_memory),
             max_output=_clip_size(base.max_output, self.max_output),
         )
-        return base.merged(clipped).validate()
+        return base.merged(clipped)
 
     def describe(self) -> str:
         """One line for logs and the server instructions: the ceilings in human units."""
@@ -114,8 +115,8 @@ class ServerConfig:
         timeout: str | float | None,
         memory: str | int | None,
         max_output: str | int | None,
-        base: Limits | None = None,
-    ) -> Limits:
+        base: ResolvedLimits | None = None,
+    ) -> ResolvedLimits:
         """The limits for one call: the server defaults with the agent's requests merged in.
 
         ``timeout`` sets both wall time and CPU time. ``base`` is the
@@ -140,7 +141,7 @@ class ServerConfig:
             _check_cap("max_output", out, self.max_output, "--max-output", _fmt_size)
             overrides = overrides.merged(Limits(max_output=out))
         defaults = self.defaults if base is None else self.clipped(base)
-        return defaults.merged(overrides).validate()
+        return defaults.merged(overrides)
 
 
 def _clip_duration(value: float | Unlimited | None, cap: float | Unlimited) -> float | Unlimited | None:

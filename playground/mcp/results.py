@@ -43,8 +43,8 @@ from pydantic import BaseModel, Field
 
 from playground.core import (
     LimitExceeded,
-    Limits,
     Pack,
+    ResolvedLimits,
     Result,
     Spec,
     default_program_file,
@@ -264,20 +264,19 @@ class CloseOutput(BaseModel):
     closed: bool = Field(description="True when the session was open and is now closed.")
 
 
-def applied_limits(limits: Limits) -> AppliedLimits:
-    """Render validated limits in human units."""
-    wall = limits.wall_time
-    mem = limits.memory
-    out = limits.max_output
-    assert wall is not None and mem is not None and out is not None
-    return AppliedLimits(timeout=format_duration(wall), memory=format_size(mem), max_output=format_size(out))
+def applied_limits(limits: ResolvedLimits) -> AppliedLimits:
+    """Render the limits a call ran under in human units."""
+    return AppliedLimits(
+        timeout=format_duration(limits.wall_time), memory=format_size(limits.memory),
+        max_output=format_size(limits.max_output),
+    )  # fmt: skip
 
 
 def run_fields(
     result: Result,
     *,
     language: str,
-    limits: Limits,
+    limits: ResolvedLimits,
     error: LimitExceeded | None,
     inline_text_bytes: int,
     max_embed_bytes: int,

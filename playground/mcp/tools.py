@@ -36,10 +36,12 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from playground.core import (
+    LIMIT_INFO,
     LimitExceeded,
     Limits,
     Pack,
     ProgressCallback,
+    ResolvedLimits,
     Result,
     SandboxError,
     Session,
@@ -73,25 +75,26 @@ from playground.mcp.state import ServerState
 
 log = logging.getLogger(__name__)
 
+def _limit_description(name: str, lead: str, tail: str = "") -> str:
+    """An argument's description from the core's ``LIMIT_INFO``: its grammar and default are written there once."""
+    info = LIMIT_INFO[name]
+    return (
+        f"{lead}: {info.agent_grammar}. Omit for the server default ({info.default()} unless the language needs "
+        f"more or the server allows less). {tail}Must not exceed the server's maximum (see list_languages)."
+    )
+
+
 TimeoutArg = Annotated[
     Duration,
-    Field(
-        description="Wall-time limit for this run: a duration string such as '5s', '500ms', '2m', or a number "
-        "of seconds. Omit for the server default. Must not exceed the server's maximum (see list_languages).",
-    ),
+    Field(description=_limit_description("wall_time", "Wall-time limit for this run (CPU time gets the same)")),
 ]
-MemoryArg = Annotated[
-    Size,
-    Field(
-        description="Memory limit: a size string such as '64M', '512K', '1G' (binary units), or a number of "
-        "bytes. Omit for the server default. Must not exceed the server's maximum.",
-    ),
-]
+MemoryArg = Annotated[Size, Field(description=_limit_description("memory", "Memory limit"))]
 MaxOutputArg = Annotated[
     Size,
     Field(
-        description="Cap on stdout plus stderr together: a size such as '64K', '1M', or a number of bytes. "
-        "The program is stopped when it writes more. Omit for the server default.",
+        description=_limit_description(
+            "max_output", "Cap on stdout plus stderr together", "The program is stopped when it writes more. "
+        ),
     ),
 ]
 LanguageArg = Annotated[
@@ -168,7 +171,7 @@ async def execute_code(
     limits = _request_limits(state, pack, timeout, memory, max_output)
     spec = _build_spec(config=state.config, pack=pack, code=code, code_encoding=code_encoding, stdin=stdin,
                        files=files, files_base64=files_base64, work_files=work_files,
-                       work_files_base64=work_files_base64, args=args, limits=limits, packages=packages,
+                       work_files_base64=work_files_base64, args=args, limits=limits.as_limits(), packages=packages,
                        filename=filename)
     error: LimitExceeded | None = None
     async with state.gate:
@@ -185,9 +188,8 @@ async def execute_code(
             result = exc.result or Result()
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
-    resolved = state.sandbox.resolve_limits(limits, pack)
     fields, blocks = run_fields(
-        result, language=pack.name, limits=resolved, error=error,
+        result, language=pack.name, limits=limits, error=error,
         inline_text_bytes=state.config.inline_text_bytes, max_embed_bytes=state.config.max_embed_bytes,
     )
     if error is None and result.exit_code != 0:  # ModuleNotFoundError: which runtime has it, or add it as a package
@@ -341,7 +343,7 @@ def _resolve_language(state: ServerState, language: str) -> Pack:
 
 
 def _request_limits(state: ServerState, pack: Pack, timeout: str | float | None, memory: str | int | None,
-                    max_output: str | int | None) -> Limits:
+                    max_output: str | int | None) -> ResolvedLimits:
     """The call's limits over the language's defaults (a compiler's memory), held to the server's ceilings."""
     try:
         base = state.sandbox.default_limits_for(pack)
@@ -451,8 +453,8 @@ def _get_session(state: ServerState, session_id: str) -> Session:
                         "created); start a new one by calling eval_session with 'language'") from None
 
 
-async def _create_session(state: ServerState, pack: Pack, limits: Limits) -> Session:
-    config = SessionConfig(limits=limits, idle_timeout=state.config.session_idle_timeout)
+async def _create_session(state: ServerState, pack: Pack, limits: ResolvedLimits) -> Session:
+    config = SessionConfig(limits=limits.as_limits(), idle_timeout=state.config.session_idle_timeout)
     try:
         return await state.sessions.create(pack.name, config)
     except Unsupported as exc:

@@ -6,7 +6,7 @@ override. Without it, ``playground-bash:local`` is used when present (built by
 ``playground images build bash``); see ``backends/docker/images.py``.
 """
 
-from playground.core import DockerDriver, DockerSpec, Pack
+from playground.core import DockerDriver, DockerSpec, Editing, Pack
 
 PACK = Pack(
     name="bash",
@@ -25,6 +25,9 @@ PACK = Pack(
     description="GNU Bash in a hardened container",
     # '/work/main.sh: line 3: nope: command not found', syntax errors likewise.
     error_locations=(r"(?<![^\s:])(?P<file>[^\s:]+): line (?P<line>\d+):",),
+    editing=Editing(lexer="bash", indent=2, server_signs=(
+        (r"\b(?:nc|ncat|netcat)\b[^\n]*\s-\w*l|\bhttp\.server\b", "listens on a port"),
+    )),
 )
 
 __all__ = ["PACK"]

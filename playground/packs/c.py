@@ -10,7 +10,7 @@ offline). Without it, ``playground-c:local`` is used when present (Debian's
 gcc and libc6-dev, ``playground images build c``); see ``backends/docker/images.py``.
 """
 
-from playground.core import DockerSpec, Limits, Pack
+from playground.core import DockerSpec, Editing, Limits, Pack
 
 MiB = 1 << 20
 
@@ -39,6 +39,7 @@ PACK = Pack(
     description="C (gcc) in a hardened container",
     # gcc: '/work/main.c:3:5: error: ...' and warnings likewise; 'main.c:3: undefined reference' from ld.
     error_locations=(r"(?<![^\s():'\"])(?P<file>[^\s():'\"]+\.[ch]):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    editing=Editing(lexer="c", indent=4, server_signs=((r"\blisten\s*\(\s*\w+\s*,", "listens on a port"),)),
 )
 
 __all__ = ["PACK"]

@@ -12,7 +12,7 @@ offline). Without it, ``playground-go:local`` is used when present (Debian's
 golang-go, built by ``playground images build go``); see ``backends/docker/images.py``.
 """
 
-from playground.core import DockerSpec, Limits, Pack
+from playground.core import DockerSpec, Editing, Limits, Pack
 
 MiB = 1 << 20
 
@@ -43,6 +43,9 @@ PACK = Pack(
     description="Go (go build) in a hardened container",
     # Compile errors './main.go:5:2: undefined: x', panics '\t/work/main.go:5 +0x1d'.
     error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.go):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    editing=Editing(lexer="go", indent=4, server_signs=(
+        (r"\bhttp\.ListenAndServe(?:TLS)?\s*\(|\bnet\.Listen\s*\(", "listens on a port"),
+    )),
 )
 
 __all__ = ["PACK"]

@@ -13,7 +13,7 @@ offline). Without it, ``playground-java:local`` is used when present
 ``backends/docker/images.py``.
 """
 
-from playground.core import DockerSpec, Limits, Pack
+from playground.core import DockerSpec, Editing, Limits, Pack
 
 MiB = 1 << 20
 
@@ -49,6 +49,9 @@ PACK = Pack(
     description="Java (javac + java) in a hardened container",
     # javac '/work/Main.java:3: error: ...', stack frames '\tat Main.main(Main.java:3)'.
     error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.java):(?P<line>\d+)",),
+    editing=Editing(lexer="java", indent=4, server_signs=(
+        (r"\bHttpServer\.create\s*\(|\bnew\s+ServerSocket\s*\(", "listens on a port"),
+    )),
 )
 
 __all__ = ["PACK"]

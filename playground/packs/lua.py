@@ -1,6 +1,13 @@
-"""Lua 5.4 compiled to WASI."""
+"""Lua 5.4 compiled to WASI.
 
-from playground.core import Pack, WasmDriver, WasmSpec
+No start-up snapshot (unlike Python and JavaScript): one was built and measured
+(a state with its libraries open, entered per run) and was no faster. Opening
+Lua's libraries is cheap, and mapping the image and its copy-on-write faults
+(``lua_close`` touches the whole heap) cost as much as they saved; the time of a
+run is mostly the host's (``bench/oneshot_speed.py``).
+"""
+
+from playground.core import Editing, InputSyntax, Pack, WasmDriver, WasmSpec
 from playground.packs.lua_watch import WATCH
 from playground.packs.runtimes import LUA
 
@@ -23,4 +30,5 @@ PACK = Pack(
     description="Lua 5.4 (in WebAssembly; no os.execute or temp files)",
     # 'lua: /work/main.lua:2: attempt to index...' and traceback lines '\t/work/main.lua:5: in main chunk'.
     error_locations=(r"(?<![^\s:])(?P<file>[^\s:]+\.lua):(?P<line>\d+):",),
+    editing=Editing(lexer="lua", indent=2, input_syntax=InputSyntax.LUA),
 )

@@ -7,7 +7,8 @@ it, ``playground-node:local`` is used when present (Debian's nodejs, built by
 ``playground images build node``); see ``backends/docker/images.py``.
 """
 
-from playground.core import DockerDriver, DockerSpec, Pack
+from playground.core import DockerDriver, DockerSpec, Editing, Pack
+from playground.packs.javascript import SERVER_SIGNS
 from playground.packs.node_watch import BOOT
 
 PACK = Pack(
@@ -29,6 +30,7 @@ PACK = Pack(
     description="Node.js in a hardened container",
     # '/work/main.js:2' above the source line, and stack frames '    at f (/work/main.js:2:12)'.
     error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    editing=Editing(lexer="javascript", indent=2, server_signs=SERVER_SIGNS),
 )
 
 __all__ = ["PACK"]

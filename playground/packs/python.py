@@ -1,6 +1,6 @@
 """Python: CPython 3.12 compiled to WASI, with its standard library embedded."""
 
-from playground.core import DockerSpec, Pack, WasmDriver, WasmSnapshot, WasmSpec, WasmVariant
+from playground.core import DockerSpec, Editing, InputSyntax, Pack, WasmDriver, WasmSnapshot, WasmSpec, WasmVariant
 from playground.packs import python_snapshot, scientific
 from playground.packs.python_boot import PROCESS_TIME_FIX, run_file_script
 from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
@@ -26,6 +26,15 @@ HOME = {"HOME": "/home/user"}
 #: The REPL: our driver script on the command line. CPython cannot poll for Ctrl-C cheaply (a monitoring
 #: callback made loops 5.4x slower): the host sets its SIGINT words instead (``cpython_signals``).
 REPL = WasmDriver(args=("-B", "-c", "{driver}"), script="repl.py", interrupt="signal")
+
+#: What marks a Python program as a web server (``Editing.server_signs``).
+SERVER_SIGNS = (
+    (r"\bserve_forever\s*\(", "calls serve_forever()"),
+    (r"(?m)^\s*(?:from|import)\s+(?:http\.server|socketserver)\b", "uses http.server"),
+    (r"\bHTTPServer\s*\(", "creates an HTTPServer"),
+    (r"(?s)\bsocket\b.*\.listen\s*\(", "listens on a socket"),  # not turtle's listen()
+    (r"(?si)\b(?:uvicorn\.run|web\.run_app)\s*\(|\bflask\b.*\.run\s*\(", "starts a web framework's server"),
+)
 
 PACK = Pack(
     name="python",
@@ -94,4 +103,5 @@ PACK = Pack(
     description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",
     # Tracebacks and syntax errors: '  File "/work/main.py", line 5, in <module>'.
     error_locations=(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+)',),
+    editing=Editing(lexer="python3", indent=4, input_syntax=InputSyntax.PYTHON, server_signs=SERVER_SIGNS),
 )

@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="244e4d3f0b6da2c37604be57c9d2676c78e7dfb26ba3bd824052d46e940f70da",
-    size=1092668,
+    sha256="af3a60883b1df8bd032addf8e4329bd2e0becf90fcf61d05dd6ac6a5afa67cd6",
+    size=1094698,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

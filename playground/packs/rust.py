@@ -10,7 +10,7 @@ is used when present (Debian's rustc, ``playground images build rust``); see
 ``backends/docker/images.py``.
 """
 
-from playground.core import DockerSpec, Limits, Pack
+from playground.core import DockerSpec, Editing, Limits, Pack
 
 MiB = 1 << 20
 
@@ -42,6 +42,7 @@ PACK = Pack(
     description="Rust (rustc) in a hardened container",
     # Compile errors '  --> /work/main.rs:2:5', panics "thread 'main' panicked at /work/main.rs:3:5:".
     error_locations=(r"(?<![^\s():'\"])(?P<file>[^\s():'\"]+\.rs):(?P<line>\d+):(?P<col>\d+)",),
+    editing=Editing(lexer="rust", indent=4, server_signs=((r"\bTcpListener::bind\s*\(", "listens on a port"),)),
 )
 
 __all__ = ["PACK"]

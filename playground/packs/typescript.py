@@ -1,6 +1,8 @@
 """TypeScript: transpiled to JavaScript inside Wasm (OXC), then run on QuickJS-NG."""
 
-from playground.core import Pack, WasmSpec
+from playground.core import Editing, Pack, WasmSpec
+from playground.packs.javascript import PACK as JAVASCRIPT
+from playground.packs.javascript import SERVER_SIGNS
 from playground.packs.runtimes import QUICKJS, TYPESCRIPT_TRANSFORM
 
 PACK = Pack(
@@ -16,10 +18,13 @@ PACK = Pack(
         main_file="main.ts",
         transform="typescript",
         transformer=TYPESCRIPT_TRANSFORM,
-        typical_start=0.005,  # bench/coldstart.py, Sandbox.run p50 (transform included)
+        typical_start=0.004,  # bench/oneshot_speed.py, Sandbox.run p50 (transform included)
+        # The transformed program runs from JavaScript's snapshot (the same runtime, capture and image).
+        snapshot=JAVASCRIPT.wasm.snapshot if JAVASCRIPT.wasm is not None else None,
     ),
     example="function greet(name: string): string {\n  return `hello, ${name}`;\n}\nconsole.log(greet(\"ts\"));\n",
     description="TypeScript (types stripped in WebAssembly, run on QuickJS-NG)",
     # Runtime errors '    at f (/work/main.ts:4:9)' (the TypeScript's lines), syntax errors 'main.ts:2: syntax error'.
     error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?ts):(?P<line>\d+)(?::(?P<col>\d+))?",),
+    editing=Editing(lexer="typescript", indent=2, server_signs=SERVER_SIGNS),
 )

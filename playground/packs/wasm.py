@@ -1,6 +1,6 @@
 """Raw WASI: the user's own WebAssembly module (preview1 command) is the program."""
 
-from playground.core import Pack, WasmSpec
+from playground.core import Editing, Pack, WasmSpec
 
 PACK = Pack(
     name="wasm",
@@ -11,4 +11,5 @@ PACK = Pack(
     wasm=WasmSpec(module=None, args=("{args}",), main_file="main.wasm", typical_start=0.0008),
     example="",
     description="your own WASI preview1 module (bytes, or a .wasm given in /in)",
+    editing=Editing(lexer="wast", indent=2),
 )

@@ -307,7 +307,9 @@ def test_run_on_a_server_says_use_serve_at_once(playground: Playground, language
 
 def test_ordinary_programs_are_not_taken_for_servers(playground: Playground) -> None:
     from playground.app.server_hint import server_evidence
+    from playground.packs import ALL_PACKS
 
+    editing = {pack.name: pack.editing for pack in ALL_PACKS}
     pg = playground
     output = pg.run_code("python", "print('listen: the word alone is fine')\n")
     assert "listen: the word alone is fine" in output and "exit 0" in pg.summary()
@@ -315,9 +317,9 @@ def test_ordinary_programs_are_not_taken_for_servers(playground: Playground) -> 
                            ("python", "class App:\n    def run(self): pass\nApp().run()\n"),
                            ("javascript", "const observed = observe(serve_count);\n"),
                            ("lua", "print('serve_forever(')")]:
-        assert server_evidence(language, code) is None, (language, code)
+        assert server_evidence(editing[language], code) is None, (language, code)
     for language, code in [("python", "import socket\ns = socket.socket()\ns.bind(('', 80))\ns.listen(5)\n"),
                            ("node", "require('express')().listen(3000)"),
                            ("javascript", "serve(async (request) => new Response('hi'));"),
                            ("go", 'http.ListenAndServe(":8080", nil)')]:
-        assert server_evidence(language, code) is not None, (language, code)
+        assert server_evidence(editing[language], code) is not None, (language, code)

@@ -10,8 +10,8 @@ from tests.gui.conftest import Playground
 
 
 def test_empty_fields_are_the_defaults() -> None:
-    assert parse_limits({}) == DEFAULT_LIMITS
-    assert parse_limits({"memory": "  "}) == DEFAULT_LIMITS
+    assert parse_limits({}) == DEFAULT_LIMITS.validate()
+    assert parse_limits({"memory": "  "}) == DEFAULT_LIMITS.validate()
 
 
 def test_units_are_parsed_like_the_cli() -> None:

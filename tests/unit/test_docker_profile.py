@@ -14,6 +14,7 @@ from playground.packs import bash
 
 SPEC = DockerSpec(image="x:1", cmd=("bash", "{main}"), main_file="main.sh")
 LIMITS = DEFAULT_LIMITS.merged(Limits(memory=64 << 20, fs_quota=8 << 20, max_files=100, max_procs=20, cpu_time=2.5))
+RESOLVED = LIMITS.validate()
 
 
 def host(kind: EngineKind = EngineKind.DOCKER, limits: Limits = LIMITS) -> dict[str, object]:
@@ -39,12 +40,12 @@ def test_isolation_flags() -> None:
     assert config["init"] is True
     assert config["binds"] == [] and config["devices"] == []
     assert "volumes" not in config and "cap_add" not in config and "pid_mode" not in config
-    assert "docker.sock" not in repr(hardening_profile(LIMITS, SPEC, EngineKind.DOCKER))
+    assert "docker.sock" not in repr(hardening_profile(RESOLVED, SPEC, EngineKind.DOCKER))
     assert config["log_config"] == {"type": "none", "config": {}}
 
 
 def test_container_arguments() -> None:
-    kwargs = hardening_profile(LIMITS, SPEC, EngineKind.DOCKER)
+    kwargs = hardening_profile(RESOLVED, SPEC, EngineKind.DOCKER)
     assert kwargs["user"] == "65534:65534"
     assert kwargs["working_dir"] == "/work"
     assert kwargs["network_disabled"] is True
@@ -90,7 +91,7 @@ def test_tmpfs_podman_uses_U() -> None:
 
 
 def test_unlimited_fields_are_left_out_not_huge() -> None:
-    limits = DEFAULT_LIMITS.merged(Limits(memory=UNLIMITED, fs_quota=UNLIMITED, cpu_time=UNLIMITED)).validate()
+    limits = DEFAULT_LIMITS.merged(Limits(memory=UNLIMITED, fs_quota=UNLIMITED, cpu_time=UNLIMITED))
     config = host(limits=limits)
     assert "mem_limit" not in config and "memswap_limit" not in config
     assert "fsize" not in ulimits(config) and "cpu" not in ulimits(config)
@@ -101,8 +102,8 @@ def test_unlimited_fields_are_left_out_not_huge() -> None:
 
 def test_pure_and_deterministic() -> None:
     before = dataclasses.replace(LIMITS)
-    first = hardening_profile(LIMITS, SPEC, EngineKind.DOCKER)
-    second = hardening_profile(LIMITS, SPEC, EngineKind.DOCKER)
+    first = hardening_profile(RESOLVED, SPEC, EngineKind.DOCKER)
+    second = hardening_profile(RESOLVED, SPEC, EngineKind.DOCKER)
     assert first == second and first is not second
     assert before == LIMITS
 
@@ -111,7 +112,7 @@ def test_pure_and_deterministic() -> None:
 def test_sdk_accepts_the_profile(kind: EngineKind) -> None:
     """The SDK builds a HostConfig from it (an explicit API version makes no request)."""
     client = docker.APIClient(base_url="unix:///nonexistent.sock", version="1.41")
-    kwargs = hardening_profile(DEFAULT_LIMITS, bash.PACK.docker or SPEC, kind)
+    kwargs = hardening_profile(DEFAULT_LIMITS.validate(), bash.PACK.docker or SPEC, kind)
     config = client.create_host_config(**kwargs["host_config"])  # type: ignore[arg-type]
     assert config["ReadonlyRootfs"] is True
     assert config["CapDrop"] == ["ALL"]

@@ -77,9 +77,9 @@ def test_zero_override_is_not_unlimited() -> None:
 
 def test_unlimited_must_be_asked_for_and_validates() -> None:
     limits = DEFAULT_LIMITS.merged(Limits(memory=UNLIMITED, wall_time=UNLIMITED, max_files=UNLIMITED)).validate()
-    assert limits.get("memory") is None
-    assert limits.get("wall_time") is None
-    assert limits.get("fs_quota") == 16 * MiB
+    assert limits.memory_cap is None
+    assert limits.wall_time_cap is None
+    assert limits.fs_quota_cap == 16 * MiB
 
 
 def test_bad_sandbox_defaults_fail_at_construction() -> None:

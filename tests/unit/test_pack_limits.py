@@ -36,8 +36,9 @@ PLAIN = Pack(name="plain", wasm=WasmSpec(module=None))
 
 def test_pack_defaults_replace_only_the_built_in_ones() -> None:
     sb = Sandbox(packs=[BIG, PLAIN])
-    assert sb.default_limits_for("biglang") == DEFAULT_LIMITS.merged(Limits(memory=512 * MiB, wall_time=30.0))
-    assert sb.default_limits_for("plain") == DEFAULT_LIMITS
+    expected = DEFAULT_LIMITS.merged(Limits(memory=512 * MiB, wall_time=30.0)).validate()
+    assert sb.default_limits_for("biglang") == expected
+    assert sb.default_limits_for("plain") == DEFAULT_LIMITS.validate()
     assert sb.resolve_limits(None, "biglang").memory == 512 * MiB
     assert sb.resolve_limits(None).memory == DEFAULT_LIMITS.memory  # no pack: the sandbox's defaults
 
@@ -76,7 +77,7 @@ def test_the_compilers_have_room_and_the_interpreters_the_built_in_defaults() ->
     assert sb.default_limits_for("rust").memory == 512 * MiB
     assert sb.default_limits_for("java").memory == 256 * MiB
     assert sb.default_limits_for("go").memory == 256 * MiB
-    assert sb.default_limits_for("python") == DEFAULT_LIMITS
+    assert sb.default_limits_for("python") == DEFAULT_LIMITS.validate()
 
 
 def test_mcp_defaults_per_language_stay_under_the_ceilings() -> None:

@@ -3,6 +3,9 @@
 import pytest
 
 from playground.cli.repl_input import is_complete
+from playground.packs import ALL_PACKS
+
+SYNTAX = {pack.name: pack.editing.input_syntax for pack in ALL_PACKS}
 
 CASES = [
     ("python", "x = 1", True),
@@ -42,4 +45,4 @@ CASES = [
 
 @pytest.mark.parametrize(("lang", "source", "complete"), CASES)
 def test_is_complete(lang: str, source: str, complete: bool) -> None:
-    assert is_complete(lang, source) is complete
+    assert is_complete(SYNTAX[lang], source) is complete

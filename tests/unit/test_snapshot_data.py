@@ -13,8 +13,8 @@ import wasmtime
 
 from backends.wasm import snapshot, wasmbin
 from playground.core import Artifact, InvalidPack, WasmSnapshot, WasmSpec
-from playground.packs import python, python_snapshot
-from playground.packs.runtimes import CPYTHON
+from playground.packs import javascript, javascript_snapshot, python, python_snapshot
+from playground.packs.runtimes import CPYTHON, QUICKJS
 
 
 def _snap(**kw: object) -> WasmSnapshot:
@@ -105,3 +105,35 @@ def test_the_code_module_exports_the_entry_and_stack_pointer_and_drops_the_data(
         snapshot.code_module(wasm, _snap(entry_function=2, entry_marker="__other__"))
     with pytest.raises(snapshot.SnapshotError, match="imported"):
         snapshot.code_module(wasm, _snap(entry_function=0, entry_marker="__main__"))
+
+
+def _code_section(*bodies: bytes) -> bytes:
+    out = wasmbin.enc_uleb(len(bodies))
+    for body in bodies:
+        out += wasmbin.enc_uleb(len(body)) + body
+    return out
+
+
+def test_a_string_reference_is_found_in_the_padded_form_a_linker_leaves() -> None:
+    """wasm-ld writes a patched address as a 5-byte LEB128 (our QuickJS build); the marker check reads both forms,
+    and only the exact address counts."""
+    parts = wasmbin.sections(bytes(wasmtime.wat2wasm(TOY)))
+    start = b"\x00\x0b"
+    for address, found in ((1027, True), (1026, False), (1028, False)):
+        entry = b"\x00\x41" + wasmbin.padded_sleb32(address) + b"\x1a\x41\x00\x0b"  # drop (i32.const addr); 0
+        patched = [(sid, _code_section(start, entry) if sid == wasmbin.CODE else body) for sid, body in parts]
+        wasmtime.Module(wasmtime.Engine(), wasmbin.build(patched))  # still a valid module
+        assert wasmbin.references_string(patched, 2, b"__main__") is found, address
+        assert wasmbin.sleb(wasmbin.padded_sleb32(address), 0) == (address, 5)
+    assert wasmbin.references_string(parts, 2, b"__main__")  # the shortest form, as before
+
+
+def test_the_javascript_pack_pins_its_snapshot_to_its_runtime() -> None:
+    spec = javascript.PACK.wasm
+    assert spec is not None and spec.snapshot is not None and spec.module is not None
+    assert spec.snapshot.artifact_sha256 == spec.module.sha256 == QUICKJS.sha256
+    assert spec.snapshot.entry_function == javascript_snapshot.ENTRY_FUNCTION
+    assert spec.snapshot.needs_cold_start({"QJS_STACK_SIZE": "1"}) and not spec.snapshot.needs_cold_start({"X": "1"})
+    argv, env = ["javascript", "--", "/work/main.js", '"]}'], {"K": "v\0"}
+    data = snapshot.payload(spec.snapshot, argv, env)
+    assert json.loads(data[:-1]) == {"argv": argv, "env": env}

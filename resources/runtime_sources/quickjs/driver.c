@@ -6,6 +6,7 @@
  * Usage: qjs [--] FILE [args...]
  *        qjs --repl
  *        qjs --serve FILE [args...]
+ *        qjs --snapshot   (the sandbox's capture; see "Snapshot runs" below)
  *
  * - FILE is read with stdio (WASI). It is compiled as a classic script; if
  *   that is a SyntaxError and it compiles as a module (import/export/top-level
@@ -92,6 +93,23 @@
  *   that throws gets a 500 (stack on stderr); "oom\n" follows a response
  *   when the handler ran out of memory. stdin is the request channel, so
  *   readStdin() throws in serve mode.
+ *
+ * Snapshot runs (--snapshot), for Sandbox Playground's one-shot runs
+ * (backends/wasm/snapshot.py, playground/packs/javascript_snapshot.py):
+ * - the driver sets up as for a plain run (runtime, context, console,
+ *   timers, process, the node-like layer) without knowing the program, its
+ *   arguments or environment, then calls clock_getres(CLOCK_REALTIME): the
+ *   snapshot point, where the sandbox copies the linear memory and stops
+ *   the guest (anywhere else that call returns and the driver exits 2);
+ * - every run is a fresh instance over a copy of that memory, entered at
+ *   the exported qjs_snapshot_run(source, flags) with source = NUL-terminated
+ *   JSON {"argv": [...], "env": {...}}: argv as a cold start gets it
+ *   (argv[0], "--", FILE, args...). It draws a fresh Math.random state
+ *   (getentropy), sets scriptArgs, process.argv and process.env to the
+ *   run's own, then runs FILE as a plain run does and exits.
+ * - What differs from a cold start: the Map/Set hash seed is the capture's
+ *   (as Python's hash() in its snapshot); QJS_STACK_SIZE and
+ *   QJS_MEMORY_LIMIT are read at set-up, so a run that sets them starts cold.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -103,6 +121,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "quickjs.h"
 
@@ -117,6 +136,10 @@ static JSValue fn_echo;         /* (v) -> undefined: console.log(v) unless v is 
 static JSValue fn_use_default;  /* (module default export) -> undefined (serve mode) */
 static JSValue fn_ready;        /* () -> bool: a handler is registered (serve mode) */
 static JSValue fn_dispatch;     /* (meta, body) -> Promise<[meta, body, oom]> (serve mode) */
+static JSValue fn_apply_run = JS_UNDEFINED; /* ({argv, env}) -> FILE: a snapshot run's own (snapshot mode) */
+
+/* qjs_snapshot.c (QuickJS with one addition): Math.random's state of ctx. */
+void qjs_reseed_random(JSContext *c, uint64_t seed);
 
 /* REPL mode: the eval's own promise is not an "unhandled rejection"; errors
    in jobs are reported and the loop goes on. */
@@ -2113,6 +2136,61 @@ static JSValue call_layer(const char *src, size_t len, const char *name,
     return fns;
 }
 
+/* ---- snapshot runs ------------------------------------------------------- */
+
+/* (global, env object) -> ({argv, env}) -> FILE: applies a run's argv and
+   environment as a cold start's set-up would have (bootstrap: scriptArgs,
+   process.argv; make_env: process.env's target). */
+static const char apply_run_js[] =
+"(function (g, env) {\n"
+"  return (run) => {\n"
+"    const a = Array.from(run.argv, String).slice(1);\n"
+"    if (a[0] === '--') a.shift();\n"
+"    if (a.length === 0) throw new TypeError('no program in argv');\n"
+"    const argv = ['qjs', ...a];\n"
+"    g.process.argv = argv.slice();\n"
+"    Object.defineProperty(g, 'scriptArgs', { value: argv.slice(1), writable: true, configurable: true, enumerable: false });\n"
+"    for (const k of Object.keys(env)) delete env[k];\n"
+"    for (const [k, v] of Object.entries(run.env)) if (k !== '') env[k] = String(v);\n"
+"    return a[0];\n"
+"  };\n"
+"})\n";
+
+static void snapshot_failed(const char *what) {
+    report_pending_exception(ctx, what);
+    finish(70);
+}
+
+/* The entry of a snapshot run (see "Snapshot runs" at the top). Never returns:
+   the run ends in exit(), as a cold start's. */
+__attribute__((export_name("qjs_snapshot_run")))
+int qjs_snapshot_run(const char *source, int flags) {
+    (void)flags;
+    if (JS_IsUndefined(fn_apply_run)) {
+        fputs("qjs: qjs_snapshot_run outside a snapshot\n", stderr);
+        finish(70);
+    }
+    uint64_t seed = 0;
+    if (getentropy(&seed, sizeof seed) != 0) {
+        fputs("qjs: no entropy for Math.random\n", stderr);
+        finish(70);
+    }
+    qjs_reseed_random(ctx, seed);
+    JSValue run = JS_ParseJSON(ctx, source, strlen(source), "<qjs-snapshot-run>");
+    if (JS_IsException(run))
+        snapshot_failed("qjs: bad snapshot run: ");
+    JSValue file = JS_Call(ctx, fn_apply_run, JS_UNDEFINED, 1, (JSValueConst *)&run);
+    JS_FreeValue(ctx, run);
+    if (JS_IsException(file))
+        snapshot_failed("qjs: bad snapshot run: ");
+    const char *filename = JS_ToCString(ctx, file);
+    JS_FreeValue(ctx, file);
+    if (!filename)
+        snapshot_failed("qjs: bad snapshot run: ");
+    finish(eval_file(filename, false, NULL));
+    return 70;
+}
+
 enum Mode { MODE_RUN, MODE_REPL, MODE_SERVE };
 
 int main(int argc, char **argv) {
@@ -2122,7 +2200,13 @@ int main(int argc, char **argv) {
 
     int first = 1;
     enum Mode mode = MODE_RUN;
-    if (first < argc && strcmp(argv[first], "--repl") == 0) {
+    bool snapshot = false;
+    if (first < argc && strcmp(argv[first], "--snapshot") == 0) {
+        snapshot = true;
+        first++;
+        if (first != argc)
+            finish(usage());
+    } else if (first < argc && strcmp(argv[first], "--repl") == 0) {
         mode = MODE_REPL;
         first++;
         if (first != argc)
@@ -2137,7 +2221,7 @@ int main(int argc, char **argv) {
         if (first >= argc)
             finish(usage());
     }
-    const char *filename = mode == MODE_REPL ? "<repl>" : argv[first];
+    const char *filename = mode == MODE_REPL ? "<repl>" : snapshot ? "" : argv[first];
 
     rt = JS_NewRuntime();
     if (!rt) {
@@ -2177,6 +2261,7 @@ int main(int argc, char **argv) {
 
     /* the node-like layer: fs, require, process.env, Web-style Request/Response */
     bargs[0] = make_native(ctx);
+    JSValue env_target = snapshot ? JS_GetPropertyStr(ctx, bargs[0], "env") : JS_UNDEFINED;
     bargs[1] = JS_NewCFunction(ctx, js_write, "write", 2);
     bargs[2] = JS_DupValue(ctx, fn_format_error);
     bargs[3] = JS_NewString(ctx, mode == MODE_SERVE ? "serve" : mode == MODE_REPL ? "repl" : "run");
@@ -2186,6 +2271,19 @@ int main(int argc, char **argv) {
     fn_dispatch = JS_GetPropertyUint32(ctx, fns, 2);
     JS_FreeValue(ctx, fns);
 
+    if (snapshot) {
+        JSValue sargs[2] = {JS_GetGlobalObject(ctx), env_target};
+        JSValue apply = call_layer(apply_run_js, sizeof apply_run_js - 1,
+                                   "<qjs-snapshot>", 2, sargs);
+        struct timespec res;
+        fn_apply_run = apply;
+        /* The snapshot point: the sandbox's capture stops the guest here. */
+        clock_getres(CLOCK_REALTIME, &res);
+        fn_apply_run = JS_UNDEFINED;
+        JS_FreeValue(ctx, apply);
+        fputs("qjs: --snapshot is for the sandbox's capture\n", stderr);
+        finish(2);
+    }
     if (mode == MODE_REPL) {
         stdin_is_channel = true;
         stdin_path = REPL_KEYBOARD;
