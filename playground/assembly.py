@@ -30,8 +30,12 @@ from playground.core import (
 log = logging.getLogger(__name__)
 
 
-def load_backends() -> list[Backend]:
-    """Every backend this machine can construct, or a stand-in saying why not."""
+def load_backends(*, docker_pool: int | None = None) -> list[Backend]:
+    """Every backend this machine can construct, or a stand-in saying why not.
+
+    ``docker_pool``: the Docker tier's warm pool size (prepared containers per
+    language used; 0 disables; None: its default).
+    """
     backends: list[Backend] = []
     try:
         from backends.wasm import WasmBackend
@@ -42,11 +46,11 @@ def load_backends() -> list[Backend]:
         from playground.packs import ALL_PACKS
 
         backends.append(WasmBackend(packs=ALL_PACKS))
-    backends.append(_docker_backend())
+    backends.append(_docker_backend(docker_pool))
     return backends
 
 
-def _docker_backend() -> Backend:
+def _docker_backend(pool_size: int | None) -> Backend:
     """The Docker tier, or a stand-in when the SDK is missing or construction fails (it is optional)."""
     try:
         from backends.docker import DockerBackend
@@ -56,23 +60,46 @@ def _docker_backend() -> Backend:
     from playground.packs import ALL_PACKS
 
     try:
-        return DockerBackend(packs=ALL_PACKS)
+        if pool_size is None:
+            return DockerBackend(packs=ALL_PACKS)
+        return DockerBackend(packs=ALL_PACKS, pool_size=pool_size)
     except Exception as exc:  # construction makes no connection; anything here is a bug worth reporting
         log.warning("the Docker backend could not be constructed", exc_info=True)
         return MissingBackend("docker", f"the Docker backend failed to start: {exc}", required=False)
 
 
-def default_sandbox(*, policy: Policy = PREFER_WASM, default_limits: Limits | None = None) -> Sandbox:
-    """A ``Sandbox`` with every pack and every backend available here."""
+def default_sandbox(
+    *, policy: Policy = PREFER_WASM, default_limits: Limits | None = None, docker_pool: int | None = None
+) -> Sandbox:
+    """A ``Sandbox`` with every pack and every backend available here (``docker_pool``: see ``load_backends``)."""
     from playground.packs import ALL_PACKS
 
     return Sandbox(
-        backends=load_backends(),
+        backends=load_backends(docker_pool=docker_pool),
         packs=ALL_PACKS,
         policy=policy,
         default_limits=default_limits,
         proxy_starter=serve_proxy,
     )
+
+
+def docker_pool_size(sandbox: Sandbox) -> int | None:
+    """The Docker tier's warm pool size in ``sandbox``, or None when it has no Docker tier that pools."""
+    status = getattr(sandbox.backends.get("docker"), "pool_status", None)
+    return None if status is None else int(status().size)
+
+
+def set_docker_pool(sandbox: Sandbox, size: int) -> bool:
+    """Resize the Docker tier's warm pool (prepared containers per language used; 0: none); False: no such tier.
+
+    Raises:
+        ValueError: a negative size.
+    """
+    resize = getattr(sandbox.backends.get("docker"), "set_pool_size", None)
+    if resize is None:
+        return False
+    resize(size)
+    return True
 
 
 async def serve_proxy(

@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import secrets
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from backends.docker.engine import Engine
+from backends.docker.engine import Engine, EngineError
 from backends.docker.hostfirewall import HostFirewall
 from backends.docker.networks import create_guest_network, isolate_from_host, remove_guest_network
-from playground.core import NetLogEntry, NetPolicy
+from backends.docker.report import record_net_log
+from playground.core import AttemptLog, BackendUnavailable, LimitExceeded, NetLogEntry, NetPolicy, Outcome
 from playground.net import Connector, EgressProxy, Resolver, start_egress_proxy
 
 T = TypeVar("T")
@@ -116,3 +118,39 @@ async def guest_egress(
             result.entries = tuple(proxy.log)
     finally:
         await asyncio.to_thread(remove_guest_network, engine, network)
+
+
+async def run_with_egress(
+    engine: Engine,
+    policy: NetPolicy,
+    execute: Callable[[NetAccess], Awaitable[Outcome]],
+    attempts: AttemptLog,
+    *,
+    resolver: Resolver | None,
+    connector: Connector | None,
+    firewall: HostFirewall | None,
+) -> Outcome:
+    """``execute`` a run inside ``guest_egress``; every request lands in ``Outcome.net_log`` and ``attempts``,
+    also on a limit error's outcome.
+
+    Raises:
+        BackendUnavailable: the network or the proxy could not be set up.
+        LimitExceeded: as ``execute``, with the net log on its outcome.
+    """
+    failed: LimitExceeded | None = None
+    try:
+        async with guest_egress(engine, policy, resolver=resolver, connector=connector, firewall=firewall) as (
+            access,
+            egress,
+        ):
+            try:
+                outcome = await execute(access)
+            except LimitExceeded as exc:
+                failed = exc
+    except EngineError as exc:
+        raise BackendUnavailable(f"docker: could not set up the run's network: {exc}") from exc
+    record_net_log(egress.entries, attempts)
+    if failed is not None:
+        failed.outcome = dataclasses.replace(failed.outcome or Outcome(exit_code=-1), net_log=egress.entries)
+        raise failed
+    return dataclasses.replace(outcome, net_log=egress.entries)

@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
-import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Final
 
 import docker  # type: ignore[import-untyped]
@@ -27,10 +24,45 @@ import docker.errors  # type: ignore[import-untyped]
 import docker.tls  # type: ignore[import-untyped]
 import requests
 
+from backends.docker.attachment import Attachment
+from backends.docker.engine_types import (
+    ContainerGone,
+    ContainerState,
+    EngineError,
+    EngineInfo,
+    EnginePermissionDenied,
+    EngineTLSError,
+    EngineUnreachable,
+    ImageNotFound,
+    ImagePullFailed,
+    NetworkInfo,
+    NetworkOverlap,
+    TLSFiles,
+    version_tuple,
+)
 from backends.docker.hostfirewall import BRIDGE_OPTION
 from backends.docker.profile import LABEL, EngineKind
 
 log = logging.getLogger(__name__)
+
+#: The engine's API; the plain values and exceptions live in ``engine_types``, the stream in ``attachment``.
+__all__ = [
+    "Attachment",
+    "ContainerGone",
+    "ContainerState",
+    "Engine",
+    "EngineError",
+    "EngineInfo",
+    "EnginePermissionDenied",
+    "EngineTLSError",
+    "EngineUnreachable",
+    "ImageNotFound",
+    "ImagePullFailed",
+    "NetworkInfo",
+    "NetworkOverlap",
+    "TLSFiles",
+    "version_tuple",
+]
 
 #: API versions below this lack ``ipc_mode="none"`` and ``init``.
 MIN_API_VERSION: Final = "1.32"
@@ -39,84 +71,6 @@ MIN_API_VERSION: Final = "1.32"
 REMOVE_PATIENCE: Final = 15.0
 #: The memory cgroup's OOM-kill counters, as seen inside a container (cgroup v2, then v1).
 OOM_COUNTER_FILES: Final = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
-
-
-class EngineError(Exception):
-    """A Docker/Podman API call failed. ``detail`` is the daemon's explanation."""
-
-    def __init__(self, message: str, *, detail: str = "") -> None:
-        super().__init__(message)
-        self.detail = detail
-
-
-class EngineUnreachable(EngineError):
-    """No daemon answers at the endpoint (no socket, refused, timed out)."""
-
-
-class EnginePermissionDenied(EngineError):
-    """The socket exists but this user may not open it."""
-
-
-class ImageNotFound(EngineError):
-    """The image is not present locally (or not in the registry, when pulling)."""
-
-
-class ImagePullFailed(EngineError):
-    """Pulling an image failed (offline, unknown name, registry error)."""
-
-
-class ContainerGone(EngineError):
-    """The container no longer exists (removed by someone else, or auto-removed)."""
-
-
-class EngineTLSError(EngineUnreachable):
-    """The TLS handshake with a ``tcp://`` daemon failed: a certificate was refused on one side or the other."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TLSFiles:
-    """Client-side TLS for a ``tcp://`` daemon (see ``remote``): Docker's ``DOCKER_CERT_PATH`` files.
-
-    ``ca`` signed the daemon's certificate (checked, with its host name or
-    address, when ``verify``); ``cert`` and ``key`` are ours, which a daemon
-    started with ``--tlsverify`` demands.
-    """
-
-    ca: str
-    cert: str
-    key: str
-    verify: bool = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EngineInfo:
-    """What the daemon says about itself."""
-
-    kind: EngineKind
-    api_version: str
-    server_version: str
-    os: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ContainerState:
-    """The parts of ``State`` the backend needs after a run."""
-
-    running: bool
-    exit_code: int
-    oom_killed: bool
-    error: str = ""
-    #: The container's init as the daemon's PID namespace sees it (0 when not running).
-    pid: int = 0
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """``"1.41"`` -> ``(1, 41)``; junk parts count as 0."""
-    parts: list[int] = []
-    for part in version.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
 
 
 def _describe(exc: BaseException) -> str:
@@ -171,151 +125,6 @@ def _connection_error(what: str, exc: BaseException) -> EngineError:
     if "Permission denied" in text or "PermissionError" in text:
         return EnginePermissionDenied(f"{what}: permission denied on the socket", detail=text)
     return EngineUnreachable(f"{what}: the daemon does not answer ({text})", detail=text)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NetworkInfo:
-    """A Docker network as far as address planning needs it."""
-
-    id: str
-    name: str
-    subnets: tuple[str, ...]
-    internal: bool
-    #: The bridge interface's name when the network was created with one (``com.docker.network.bridge.name``).
-    bridge: str = ""
-
-
-class NetworkOverlap(EngineError):
-    """The daemon refused a subnet because another network already uses it."""
-
-
-class Attachment:
-    """The raw, multiplexed stdio stream of one container (attached before start).
-
-    ``send_and_close_stdin`` writes stdin and half-closes it; ``frames``
-    yields ``(stream, bytes)`` with stream 1 = stdout, 2 = stderr, or
-    ``(0, b"")`` when ``poll`` seconds passed without data (so the reader
-    can check its deadline), and ends at EOF. ``close`` is idempotent and
-    may be called from any thread to unblock the reader.
-    """
-
-    def __init__(self, raw: Any) -> None:
-        self._raw = raw
-        sock = getattr(raw, "_sock", raw)
-        if not isinstance(sock, socket.socket):
-            raise EngineError(f"attach returned an unsupported stream type {type(raw).__name__}")
-        self._sock: socket.socket = sock
-        self._closed = False
-
-    def send_and_close_stdin(self, data: bytes) -> None:
-        """Write ``data`` and half-close stdin, so the container reads EOF after it.
-
-        Over TLS (a ``tcp://`` daemon) stdin stays open: Python's ``ssl``
-        cannot send its close_notify and keep reading (``shutdown`` drops
-        the TLS layer; ``unwrap`` fails on output still arriving). Nothing we run
-        needs that EOF: ``tar`` stops at the archive's end marker, and the
-        guest's stdin is a file from the archive (see ``wrapper``).
-        """
-        try:
-            self._sock.settimeout(None)
-            self._sock.sendall(data)
-            if not isinstance(self._sock, ssl.SSLSocket):
-                self._sock.shutdown(socket.SHUT_WR)
-        except OSError as exc:
-            raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
-
-    def send(self, data: bytes, timeout: float | None = None) -> None:
-        """Write ``data`` to the container's stdin and keep it open (the REPL drivers' commands).
-
-        ``timeout`` bounds the whole write; the reader's poll interval is restored after.
-        """
-        previous = self._sock.gettimeout()
-        try:
-            self._sock.settimeout(timeout)
-            self._sock.sendall(data)
-        except OSError as exc:
-            raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
-        finally:
-            try:
-                self._sock.settimeout(previous)
-            except OSError:
-                pass
-
-    def write_some(self, data: bytes | memoryview) -> int:
-        """Write what the container's stdin takes now, without waiting; 0 when it takes nothing yet.
-
-        For a keyboard forwarded while ``frames`` reads on another thread: it
-        never changes the socket's timeout (the reader's poll) and never
-        blocks a plain socket (``MSG_DONTWAIT``); over TLS a write may wait
-        for room (``close`` from any thread ends it).
-
-        Raises:
-            EngineUnreachable: the stream is gone (the container ended).
-        """
-        try:
-            if isinstance(self._sock, ssl.SSLSocket):
-                return self._sock.send(data)
-            return self._sock.send(data, socket.MSG_DONTWAIT)
-        except (BlockingIOError, TimeoutError, ssl.SSLWantWriteError):
-            return 0
-        except OSError as exc:
-            raise EngineUnreachable(f"writing the container's stdin failed: {exc}", detail=str(exc)) from exc
-
-    def close_stdin(self) -> bool:
-        """Half-close stdin (the container reads end of file); False over TLS, where it cannot be done.
-
-        See ``send_and_close_stdin`` for why TLS cannot; the stream stays usable for reading.
-        """
-        if isinstance(self._sock, ssl.SSLSocket):
-            return False
-        try:
-            self._sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            return False
-        return True
-
-    def frames(self, poll: float) -> Iterator[tuple[int, bytes]]:
-        buf = bytearray()
-        self._sock.settimeout(poll)
-        while True:
-            while len(buf) >= 8:
-                size = int.from_bytes(buf[4:8], "big")
-                if len(buf) < 8 + size:
-                    break
-                stream = buf[0]
-                payload = bytes(buf[8 : 8 + size])
-                del buf[: 8 + size]
-                if payload:
-                    yield stream, payload
-            try:
-                chunk = self._sock.recv(1 << 16)
-            except TimeoutError:
-                yield 0, b""
-                continue
-            except OSError:
-                if self._closed:
-                    return
-                raise
-            if not chunk:
-                return
-            buf += chunk
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            self._raw.close()
-        except OSError:
-            pass
-        try:
-            self._sock.close()
-        except OSError:
-            pass
 
 
 class Engine:
@@ -553,6 +362,13 @@ class Engine:
             error=str(state.get("Error") or ""),
             pid=int(state.get("Pid") or 0),
         )
+
+    def memory_usage(self, container: str) -> int | None:
+        """The running container's memory use as its cgroup counts it (the stats API's ``usage``), or None."""
+        with _translated("read the container's stats"):
+            stats: Mapping[str, Any] = self._api.stats(container, stream=False)
+        usage = (stats.get("memory_stats") or {}).get("usage")
+        return int(usage) if isinstance(usage, int) else None
 
     def remove(self, container: str) -> None:
         """Force-remove the container and its anonymous volumes; returns once it is gone (gone already is fine).

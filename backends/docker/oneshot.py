@@ -8,6 +8,23 @@ practically never ends with (see ``trailer``). With a keyboard
 (``Request.input``) the container's stdin stays open after the archive and
 ``keyboard.Feeder`` forwards what is typed.
 
+Limits and how precisely they are enforced (``run_container``):
+
+* ``wall_time``: measured from container start (unpacking, compiling and
+  running all count); at the deadline the container is SIGKILLed and
+  ``TimeLimitExceeded`` carries the output captured so far.
+* ``memory``: cgroup limit, no swap; ``State.OOMKilled`` (Docker), or a failed
+  run whose cgroup peak reached the limit (Podman does not set OOMKilled)
+  -> ``MemoryLimitExceeded``.
+* ``max_output``: the write that crosses the cap keeps exactly the bytes that
+  fit; the container is killed at once and ``OutputLimitExceeded`` leaves.
+* ``max_procs``: pids cgroup (a fork bomb stalls, then meets the wall time).
+* ``fs_quota``/``max_files``: each tmpfs is capped (the guest sees ENOSPC);
+  afterwards a full mount, a total above the quota (in tmpfs pages) or a
+  ``/out`` that does not fit the VFS -> ``FSQuotaExceeded``.
+* ``cpu_time``: RLIMIT_CPU per process; a process killed by SIGXCPU ->
+  ``TimeLimitExceeded``.
+
 Split from ``backend`` so the backend keeps routing, images, sessions and
 serving, and this module keeps what happens between ``start`` and the
 container's exit. Runs on a worker thread; never touches the event loop.
@@ -74,20 +91,27 @@ def run_container(
     request: Request,
     ctl: RunControl,
     record_network: bool = False,
+    parked: Attachment | None = None,
+    hole: Sinkhole | None = None,
 ) -> Outcome:
     """Run the started-to-be ``container`` to its end; see the module docstring.
 
     ``record_network``: a run without a network whose attempts to use one the
     host records (``sinkhole``), set up before the guest's inputs are sent,
-    so before any guest code exists.
+    so before any guest code exists. ``parked``: the container is a prepared
+    one (``pool``), already started and attached through ``parked``; then
+    ``archive`` is its payload (``parked.payload``) and the wall time counts
+    from when it is sent. ``hole``: its sinkhole, set up while it was
+    prepared and recording into this run's log (closed here, as one opened
+    here is).
     """
     limits = request.limits
-    attachment = engine.attach(container)
+    attachment = engine.attach(container) if parked is None else parked
     feeder: Feeder | None = None
-    hole: Sinkhole | None = None
     try:
-        engine.start(container)
-        if record_network:
+        if parked is None:
+            engine.start(container)
+        if record_network and hole is None:
             try:
                 hole = Sinkhole.open(engine, container, request.attempts)
             except NetnsError as exc:
@@ -117,8 +141,14 @@ def run_container(
     if stream.trailer_over_cap:
         raise FSQuotaExceeded(f"/out is larger than the filesystem quota of {limits.fs_quota} bytes")
 
-    exit_code = engine.wait(container, timeout=10.0)
-    state = engine.state(container)
+    # A prepared container (Docker only, see pool) has usually stopped by the end of its stream: one
+    # inspect then says all that wait would (saves a round trip); else wait, then inspect, as always.
+    state = engine.state(container) if parked is not None else None
+    if state is not None and not state.running:
+        exit_code = state.exit_code
+    else:
+        exit_code = engine.wait(container, timeout=10.0)
+        state = engine.state(container)
     trailer = parse_trailer(bytes(stream.trailer), mark) if stream.marker_found else None
     if trailer is None and exit_code == SETUP_FAILED and not state.oom_killed:
         detail = bytes(stream.stderr_tail).decode("utf-8", "replace").strip()

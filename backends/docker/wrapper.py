@@ -227,6 +227,28 @@ def _delimiter(text: str) -> str:
             return word
 
 
+def wrapper_prelude() -> tuple[str, ...]:
+    """The run-independent start of ``wrapper_script`` (root, before any guest code): take and unset the
+    marker, the root PATH, the guest user's home and name, ``drop``, the mounts to the guest. A prepared
+    container (``parked``) runs it while it waits, then ``wrapper_body`` once the run's payload arrives."""
+    return (
+        f"mark=${{{MARK_ENV}-}}",
+        f"unset {MARK_ENV}",
+        "guest_path=$PATH",
+        f"PATH={ROOT_PATH}",
+        "guest_home=/",
+        "guest_name=",
+        "while IFS=: read -r _n _p _u _g _c _h _s; do",
+        f'  if [ "$_u" = {GUEST_ID} ]; then guest_home=$_h; guest_name=$_n; break; fi',
+        "done 2>/dev/null </etc/passwd",
+        *_DROP,
+        # Podman: the mounts are root's and the wrapper holds CAP_CHOWN (see profile.oneshot_profile).
+        # Docker: they are the guest's already, and without CAP_CHOWN this fails, silently (as it does
+        # for the packages' mount when a run has none).
+        f"chown {GUEST_ID}:{GUEST_ID} /in /work /out {GUEST_SITE} 2>/dev/null",
+    )
+
+
 def wrapper_script(
     spec: DockerSpec, args: Sequence[str], *, archive_size: int | None = None, live_stdin: bool = False
 ) -> str:
@@ -238,26 +260,19 @@ def wrapper_script(
     what follows is left for the guest: ``live_stdin`` makes that the
     program's stdin (the keyboard, see ``oneshot``).
     """
+    return "\n".join((*wrapper_prelude(), wrapper_body(spec, args, archive_size=archive_size, live_stdin=live_stdin)))
+
+
+def wrapper_body(
+    spec: DockerSpec, args: Sequence[str], *, archive_size: int | None = None, live_stdin: bool = False
+) -> str:
+    """What ``wrapper_script`` runs after ``wrapper_prelude``: unpack, run the guest, write the trailer."""
     guest = guest_script(spec, args, live_stdin=live_stdin)
     source = "" if archive_size is None else f"head -c {int(archive_size)} | "
     delimiter = _delimiter(guest)
     mounts = " ".join(REPORTED_MOUNTS)
     return "\n".join(
         (
-            f"mark=${{{MARK_ENV}-}}",
-            f"unset {MARK_ENV}",
-            "guest_path=$PATH",
-            f"PATH={ROOT_PATH}",
-            "guest_home=/",
-            "guest_name=",
-            "while IFS=: read -r _n _p _u _g _c _h _s; do",
-            f'  if [ "$_u" = {GUEST_ID} ]; then guest_home=$_h; guest_name=$_n; break; fi',
-            "done 2>/dev/null </etc/passwd",
-            *_DROP,
-            # Podman: the mounts are root's and the wrapper holds CAP_CHOWN (see profile.oneshot_profile).
-            # Docker: they are the guest's already, and without CAP_CHOWN this fails, silently (as it does
-            # for the packages' mount when a run has none).
-            f"chown {GUEST_ID}:{GUEST_ID} /in /work /out {GUEST_SITE} 2>/dev/null",
             "umask 022",
             f"if ! {source}drop tar -x -o -f - -C /; then",
             "  echo 'sandbox: the image could not unpack the inputs (it needs /bin/sh, tar and setpriv)' >&2",

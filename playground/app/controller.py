@@ -33,6 +33,7 @@ from playground.app.run_summary import Summary
 from playground.app.service_controller import ServiceController, ServiceView
 from playground.app.tasks import BackgroundTasks
 from playground.app.themes import Theme, theme_named
+from playground.assembly import docker_pool_size, set_docker_pool
 from playground.core import (
     Diagnosable,
     Diagnostic,
@@ -75,6 +76,7 @@ class View(RunView, DocumentView, Protocol):
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
     def set_limit_defaults(self, defaults: Limits | ResolvedLimits) -> None: ...
+    def show_docker_pool(self, size: int | None) -> None: ...
     def packages(self) -> list[str]: ...
     def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None: ...
     def show_backends(self, languages: Sequence[LanguageRow], diagnostics: Sequence[Diagnostic]) -> None: ...
@@ -92,8 +94,13 @@ class Controller:
     keeps the unsaved buffer for crash recovery (None: no crash copies).
     """
 
-    def __init__(self, sandbox: Sandbox, view: View, store: QSettings, recovery: RecoveryStore | None = None) -> None:
+    def __init__(
+        self, sandbox: Sandbox, view: View, store: QSettings, recovery: RecoveryStore | None = None,
+        *, pool_override: int | None = None,
+    ) -> None:
+        """``pool_override``: ``playground gui --docker-pool N`` was given, so the saved size is not applied."""
         self.sandbox = sandbox
+        self._pool_override = pool_override
         self.view = view
         self._store = store
         self.prefs = prefs_io.load(store)
@@ -138,6 +145,7 @@ class Controller:
         )
         w.connect_backends(self.refresh_backends)
         w.connect_limits(self._limits_changed)
+        w.connect_docker_pool(self.set_docker_pool)
         w.connect_packages(self.run)
         w.connect_backend_choice(self.choose_backend)
         w.closing.connect(self.save_settings)
@@ -149,6 +157,9 @@ class Controller:
         self.view.set_font_size(self.prefs.font_size)
         self.view.set_zoom(zoom_levels.clamp(self.prefs.zoom))
         self.view.set_limit_texts(self.prefs.limits)
+        if self.prefs.docker_pool >= 0 and self._pool_override is None:
+            set_docker_pool(self.sandbox, self.prefs.docker_pool)
+        self.view.show_docker_pool(docker_pool_size(self.sandbox))
         self.refresh_languages()
         names = self.sandbox.languages()
         language = self.prefs.language if self.prefs.language in names else (names[0] if names else "")
@@ -378,6 +389,12 @@ class Controller:
         self.view.set_zoom(percent)
         self.view.show_message(f"Zoom {percent} %")
         self.prefs.zoom = percent
+
+    def set_docker_pool(self, size: int) -> None:
+        """The Limits tab's warm container control: resize the Docker tier's pool now and remember it."""
+        if set_docker_pool(self.sandbox, size):
+            self.prefs.docker_pool = size
+            self.view.show_message(f"Warm Docker containers per language: {size}" + (" (off)" if size == 0 else ""))
 
     def _limits_changed(self) -> None:
         self.prefs.limits = {k: v for k, v in self.view.limit_texts().items() if v.strip()}

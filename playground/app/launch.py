@@ -13,7 +13,9 @@ from playground.core import Sandbox
 log = logging.getLogger(__name__)
 
 
-def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> int:
+def run_gui(
+    make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = (), *, docker_pool: int | None = None
+) -> int:
     """Open the main window and run until it is closed. Returns the process exit code.
 
     The sandbox core runs on the Qt event loop through qasync; guest code runs
@@ -60,7 +62,8 @@ def run_gui(make_sandbox: Callable[[], Sandbox], argv: Sequence[str] = ()) -> in
         window = MainWindow()
         restore_hook = install_excepthook(window.show_message)
         sandbox = make_sandbox()
-        controller = Controller(sandbox, window, settings.user_store(), RecoveryStore(settings.recovery_dir()))
+        controller = Controller(sandbox, window, settings.user_store(), RecoveryStore(settings.recovery_dir()),
+                                pool_override=docker_pool)  # fmt: skip
         controller.bind(window)
         window.closing.connect(closed.set)
         controller.start()

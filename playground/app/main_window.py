@@ -237,6 +237,13 @@ class MainWindow(QMainWindow):
     def connect_limits(self, changed: Callable[[], None]) -> None:
         self.limits.changed.connect(changed)
 
+    def connect_docker_pool(self, changed: Callable[[int], None]) -> None:
+        """The user set the Docker tier's warm pool size (the Limits tab)."""
+        self.run_settings.poolChanged.connect(changed)
+
+    def show_docker_pool(self, size: int | None) -> None:
+        self.run_settings.show_pool(size)
+
     def connect_backend_choice(self, chosen: Callable[[str], None]) -> None:
         """The user picked where the current language runs: ``auto``, ``wasm`` or ``docker``."""
         self.backend_choice.chosen.connect(chosen)

@@ -32,6 +32,7 @@ class Preferences:
     snippet: str = ""
     limits: dict[str, str] = field(default_factory=dict)
     backends: dict[str, str] = field(default_factory=dict)  # language -> "wasm" or "docker" (absent: auto)
+    docker_pool: int = -1  # warm Docker containers per language; -1: never set (the backend's default)
 
 
 def user_store() -> QSettings:
@@ -57,7 +58,7 @@ def load(store: QSettings) -> Preferences:
         raw = store.value(f.name)
         try:
             value: object
-            if f.name in ("font_size", "zoom"):
+            if f.name in ("font_size", "zoom", "docker_pool"):
                 value = int(str(raw))
             elif f.name in ("limits", "backends"):
                 decoded = json.loads(str(raw))

@@ -7,6 +7,7 @@ it uses, so tests can hand it one with a fake backend.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -31,10 +32,10 @@ SandboxFactory = Callable[[Policy], Sandbox]
 NOT_YET: dict[str, str] = {}
 
 
-def _default_factory(policy: Policy) -> Sandbox:
+def _default_factory(policy: Policy, docker_pool: int | None = None) -> Sandbox:
     from playground.assembly import default_sandbox
 
-    return default_sandbox(policy=policy)
+    return default_sandbox(policy=policy, docker_pool=docker_pool)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +84,10 @@ def main(argv: Sequence[str] | None = None, *, make_sandbox: SandboxFactory | No
         args.command = "gui"
         args.handler = gui_cmd.gui_command
     handler: Callable[[argparse.Namespace, SandboxFactory], int] = args.handler
-    return handler(args, make_sandbox or _default_factory)
+    if make_sandbox is None:
+        pool = getattr(args, "docker_pool", None)
+        make_sandbox = _default_factory if pool is None else functools.partial(_default_factory, docker_pool=pool)
+    return handler(args, make_sandbox)
 
 
 def entry() -> None:

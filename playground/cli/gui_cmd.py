@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Mapping
 
 from playground.cli import exitcodes
+from playground.cli.pool_flag import add_pool_flag
 from playground.core import PREFER_WASM, Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -15,6 +16,7 @@ SandboxFactory = Callable[[Policy], Sandbox]
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gui", help="open the desktop playground window (the default)")
+    add_pool_flag(p)
     p.set_defaults(handler=gui_command)
 
 
@@ -35,4 +37,7 @@ def gui_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
         return exitcodes.USAGE
     from playground.app import run_gui
 
-    return run_gui(lambda: make_sandbox(PREFER_WASM))
+    pool = getattr(args, "docker_pool", None)  # absent when gui is the default command
+    if pool is None:
+        return run_gui(lambda: make_sandbox(PREFER_WASM))
+    return run_gui(lambda: make_sandbox(PREFER_WASM), docker_pool=pool)

@@ -18,6 +18,7 @@ from pathlib import Path
 from playground.cli import exitcodes, hostfiles
 from playground.cli.limit_flags import add_limit_flags, checked_limits, limits_from_args
 from playground.cli.outdir import write_out_files
+from playground.cli.pool_flag import add_pool_flag
 from playground.cli.setup_cmd import prepare_language
 from playground.cli.terminal_input import terminal_keyboard
 from playground.core import (
@@ -78,6 +79,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--pip", action="append", default=[], metavar="NAME[==VERSION]",
                    help="add a pure-Python package from PyPI to the run, with its dependencies (repeatable; "
                         "fetched and checked on this machine first, read-only for the program, which has no network)")
+    add_pool_flag(p)
     p.set_defaults(handler=run_command)
 
 

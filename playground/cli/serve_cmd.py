@@ -12,6 +12,7 @@ from pathlib import Path
 
 from playground.cli import exitcodes
 from playground.cli.limit_flags import add_limit_flags, duration_arg, limits_from_args
+from playground.cli.pool_flag import add_pool_flag
 from playground.cli.run_cmd import (
     POLICIES,
     UsageError,
@@ -64,6 +65,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="copy a host file, or a directory's files, into /work next to the program (writable)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="guest environment variable")
     p.add_argument("--policy", choices=sorted(POLICIES), default="prefer-wasm")
+    add_pool_flag(p)
     p.set_defaults(handler=serve_command)
 
 

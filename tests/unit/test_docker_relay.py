@@ -175,12 +175,12 @@ def test_serving_needs_the_guests_namespace(monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_firewall_opt_in_does_not_make_serving_possible(monkeypatch: pytest.MonkeyPatch) -> None:
     """``PLAYGROUND_DOCKER_ALLOW_HOST_REACH=1`` used to let a non-root user serve over a bridge the host could
     reach; there is no such path any more: without the namespace, serving is refused."""
-    from backends.docker import DockerBackend, backend
+    from backends.docker import DockerBackend, isolation
     from backends.docker.hostfirewall import ALLOW_ENV
     from playground.packs import node
 
     monkeypatch.setenv(ALLOW_ENV, "1")
-    monkeypatch.setattr(backend, "netns_unavailable_reason", lambda **_: "no CAP_SYS_ADMIN here")
+    monkeypatch.setattr(isolation, "netns_unavailable_reason", lambda **_: "no CAP_SYS_ADMIN here")
     docker = DockerBackend()
     monkeypatch.setattr(docker, "unavailable_reason", lambda pack: None)
     endpoint = SimpleNamespace(socket_path="/var/run/docker.sock", source="default socket")

@@ -22,6 +22,7 @@ import pytest
 from backends.docker import DockerBackend
 from backends.docker.detect import PODMAN_FIREWALL_REASON, PODMAN_NETPOLICY_REASON, DaemonProbe
 from backends.docker.engine import Engine
+from backends.docker.pool import PODMAN_POOL_REASON
 from backends.docker.profile import LABEL, EngineKind
 from playground.core import BackendUnavailable, NetPolicy, Sandbox, Spec
 from playground.packs import bash
@@ -60,3 +61,20 @@ async def test_network_policy_is_refused_on_podman_with_the_reason(
     # A plain run on the same daemon works: only the network policy is refused.
     result = await sandbox.run(Spec(lang="bash", code="echo plain"))
     assert result.stdout == b"plain\n"
+
+
+async def test_the_warm_pool_is_declined_on_podman_with_the_reason(
+    engine: Engine, engine_kind: EngineKind, sandbox: Sandbox, backend: DockerBackend
+) -> None:
+    """Runs there always take a fresh container; nothing is prepared; the doctor line says why."""
+    if engine_kind is not EngineKind.PODMAN:
+        pytest.skip("Docker has the warm pool (test_pool.py)")
+    require_image(engine, bash.PACK)
+    before = set(engine.containers())
+    for _ in range(2):
+        assert (await sandbox.run(Spec(lang="bash", code="echo hi"))).stdout == b"hi\n"
+    status = backend.pool_status()
+    assert status.declined == PODMAN_POOL_REASON and status.prepared == {}
+    assert set(engine.containers()) == before
+    line = {d.name: d for d in backend.diagnostics()}["docker warm pool"]
+    assert PODMAN_POOL_REASON in line.detail

@@ -4,9 +4,13 @@ Why a real daemon: what a remote engine changes (TLS, certificates either
 side refuses, features that need the host) is only believable against the
 real thing. It lives next to the machine's own daemon without touching it:
 its own ``--data-root``, ``--exec-root`` (and so its own containerd),
-``--pidfile`` and an empty ``--config-file``; ``--bridge=none`` and
-``--iptables=false`` so it makes no bridge and no firewall rule (our runs
-and sessions use ``network_mode=none``). The test images are copied in from
+``--pidfile`` and an empty ``--config-file``; a bridge of its own
+(``--bridge=<name>``, made here with ``ip link add`` and an address from the
+benchmarking range 198.18.0.0/16, deleted when it stops, also when it fails
+to start) and ``--iptables=false`` so it adds no firewall rule (our runs and
+sessions use ``network_mode=none``). Not ``--bridge=none``: dockerd started
+that way deletes the host's ``docker0`` at start-up, which breaks the
+machine's own daemon until that restarts. The test images are copied in from
 the local daemon (``docker save | docker load``, through the SDK).
 
 Certificates (openssl, EC P-256, valid two days): a CA; a server certificate
@@ -19,6 +23,7 @@ directory has Docker's ``DOCKER_CERT_PATH`` layout (``ca.pem``, ``cert.pem``,
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -123,10 +128,13 @@ def client(url: str, cert_dir: Path, timeout: float = 30.0) -> docker.APIClient:
 class TLSDaemon:
     """The running daemon: ``url`` (``tcp://127.0.0.1:PORT``), ``certs``; ``stop()`` ends it and removes its files."""
 
-    def __init__(self, root: Path, certs: Certificates, process: subprocess.Popen[bytes], port: int) -> None:
+    def __init__(
+        self, root: Path, certs: Certificates, process: subprocess.Popen[bytes], port: int, bridge: str
+    ) -> None:
         self.root = root
         self.certs = certs
         self.port = port
+        self.bridge = bridge
         self.url = f"tcp://127.0.0.1:{port}"
         self._process = process
 
@@ -160,6 +168,39 @@ class TLSDaemon:
                 self._process.wait(timeout=10)
         subprocess.run(["umount", "-R", "-l", str(self.root / "data")], capture_output=True, check=False)
         shutil.rmtree(self.root, ignore_errors=True)
+        delete_bridge(self.bridge)
+
+
+def _used_subnets() -> str:
+    return subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True, check=True,
+                          timeout=10).stdout  # fmt: skip
+
+
+def make_bridge() -> str:
+    """Create a bridge only the private daemon uses, with a free /24 of 198.18.0.0/16; return its name.
+
+    The name is random (``pgtlsd`` and 8 hex digits, under the kernel's 15 characters) so
+    two daemons, of one test run or of two, do not collide.
+    """
+    name = f"pgtlsd{secrets.token_hex(4)}"
+    used = _used_subnets()
+    third = next((n for n in range(1, 255) if f" 198.18.{n}." not in used), None)
+    if third is None:
+        raise RuntimeError("no free /24 in 198.18.0.0/16 for the private daemon's bridge")
+    subprocess.run(["ip", "link", "add", name, "type", "bridge"], check=True, capture_output=True, timeout=10)
+    try:
+        subprocess.run(["ip", "addr", "add", f"198.18.{third}.1/24", "dev", name], check=True, capture_output=True,
+                       timeout=10)  # fmt: skip
+        subprocess.run(["ip", "link", "set", name, "up"], check=True, capture_output=True, timeout=10)
+    except BaseException:
+        delete_bridge(name)
+        raise
+    return name
+
+
+def delete_bridge(name: str) -> None:
+    """Remove the private bridge if it is still there (idempotent)."""
+    subprocess.run(["ip", "link", "delete", name, "type", "bridge"], capture_output=True, check=False, timeout=10)
 
 
 def start_tls_daemon() -> TLSDaemon:
@@ -174,17 +215,27 @@ def start_tls_daemon() -> TLSDaemon:
     certs = make_certificates(certs_dir)
     (root / "daemon.json").write_text("{}\n")
     port = free_port()
+    try:
+        bridge = make_bridge()
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     argv = [
         shutil.which("dockerd") or "dockerd",
         "--data-root", str(root / "data"), "--exec-root", str(root / "exec"), "--pidfile", str(root / "dockerd.pid"),
         "--config-file", str(root / "daemon.json"), "--host", f"tcp://127.0.0.1:{port}",
         "--tlsverify", "--tlscacert", str(certs.ca), "--tlscert", str(certs.server_cert),
-        "--tlskey", str(certs.server_key), "--bridge=none", "--iptables=false", "--ip-masq=false",
+        "--tlskey", str(certs.server_key), f"--bridge={bridge}", "--iptables=false", "--ip-masq=false",
     ]  # fmt: skip
-    with (root / "dockerd.log").open("wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, env={**os.environ, "DOCKER_HOST": ""})  # fmt: skip
-    daemon = TLSDaemon(root, certs, process, port)
+    try:
+        with (root / "dockerd.log").open("wb") as log:
+            process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       start_new_session=True, env={**os.environ, "DOCKER_HOST": ""})  # fmt: skip
+    except BaseException:
+        delete_bridge(bridge)
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    daemon = TLSDaemon(root, certs, process, port, bridge)
     deadline = time.monotonic() + START_TIMEOUT
     while True:
         if process.poll() is not None:

@@ -1,0 +1,107 @@
+"""What the engine speaks in: its exceptions and the plain values it returns, no SDK types.
+
+Why its own module: every layer above ``engine`` catches these and reads
+these (runs, sessions, the pool, the attach stream in ``attachment``)
+without importing the wrapper over the ``docker`` SDK itself; ``engine``
+re-exports them, so ``from backends.docker.engine import EngineError`` works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backends.docker.profile import EngineKind
+
+
+class EngineError(Exception):
+    """A Docker/Podman API call failed. ``detail`` is the daemon's explanation."""
+
+    def __init__(self, message: str, *, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class EngineUnreachable(EngineError):
+    """No daemon answers at the endpoint (no socket, refused, timed out)."""
+
+
+class EnginePermissionDenied(EngineError):
+    """The socket exists but this user may not open it."""
+
+
+class ImageNotFound(EngineError):
+    """The image is not present locally (or not in the registry, when pulling)."""
+
+
+class ImagePullFailed(EngineError):
+    """Pulling an image failed (offline, unknown name, registry error)."""
+
+
+class ContainerGone(EngineError):
+    """The container no longer exists (removed by someone else, or auto-removed)."""
+
+
+class EngineTLSError(EngineUnreachable):
+    """The TLS handshake with a ``tcp://`` daemon failed: a certificate was refused on one side or the other."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TLSFiles:
+    """Client-side TLS for a ``tcp://`` daemon (see ``remote``): Docker's ``DOCKER_CERT_PATH`` files.
+
+    ``ca`` signed the daemon's certificate (checked, with its host name or
+    address, when ``verify``); ``cert`` and ``key`` are ours, which a daemon
+    started with ``--tlsverify`` demands.
+    """
+
+    ca: str
+    cert: str
+    key: str
+    verify: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineInfo:
+    """What the daemon says about itself."""
+
+    kind: EngineKind
+    api_version: str
+    server_version: str
+    os: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerState:
+    """The parts of ``State`` the backend needs after a run."""
+
+    running: bool
+    exit_code: int
+    oom_killed: bool
+    error: str = ""
+    #: The container's init as the daemon's PID namespace sees it (0 when not running).
+    pid: int = 0
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"1.41"`` -> ``(1, 41)``; junk parts count as 0."""
+    parts: list[int] = []
+    for part in version.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkInfo:
+    """A Docker network as far as address planning needs it."""
+
+    id: str
+    name: str
+    subnets: tuple[str, ...]
+    internal: bool
+    #: The bridge interface's name when the network was created with one (``com.docker.network.bridge.name``).
+    bridge: str = ""
+
+
+class NetworkOverlap(EngineError):
+    """The daemon refused a subnet because another network already uses it."""

@@ -1,0 +1,35 @@
+"""``--docker-pool N`` on ``run``, ``serve``, ``mcp`` and ``gui``: the Docker tier's warm container pool size.
+
+Why a module of its own: four sub-commands share one flag with one meaning
+and one check; ``playground.cli.main`` binds the value into the sandbox
+factory (``assembly.default_sandbox(docker_pool=...)``), so no sub-command
+handles it itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+#: The largest pool size accepted on the command line (each prepared container is a parked process tree).
+MAX_POOL: Final = 16
+
+
+def add_pool_flag(parser: argparse.ArgumentParser) -> None:
+    """Add ``--docker-pool N`` to ``parser``."""
+    parser.add_argument(
+        "--docker-pool", type=pool_size, default=None, metavar="N",
+        help="Docker tier: keep N prepared containers per language used, so a run skips creating and "
+        f"starting its container (default 1; 0 disables; at most {MAX_POOL}; declined on Podman)",
+    )  # fmt: skip
+
+
+def pool_size(text: str) -> int:
+    """``N`` as given: a whole number from 0 to ``MAX_POOL``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= MAX_POOL:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_POOL}, not {value}")
+    return value
