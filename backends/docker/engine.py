@@ -38,6 +38,7 @@ from backends.docker.engine_types import (
     NetworkInfo,
     NetworkOverlap,
     TLSFiles,
+    parse_timestamp,
     version_tuple,
 )
 from backends.docker.hostfirewall import BRIDGE_OPTION
@@ -361,6 +362,7 @@ class Engine:
             oom_killed=bool(state.get("OOMKilled")),
             error=str(state.get("Error") or ""),
             pid=int(state.get("Pid") or 0),
+            finished_at=parse_timestamp(str(state.get("FinishedAt") or "")),
         )
 
     def memory_usage(self, container: str) -> int | None:

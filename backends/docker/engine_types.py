@@ -80,6 +80,26 @@ class ContainerState:
     error: str = ""
     #: The container's init as the daemon's PID namespace sees it (0 when not running).
     pid: int = 0
+    #: When it exited, in seconds since the epoch (0: it has not, or the daemon did not say).
+    finished_at: float = 0.0
+
+
+def parse_timestamp(text: str) -> float:
+    """The daemon's ``2026-12-02T07:50:00.123456789Z`` in seconds since the epoch; 0 for its "never"
+    (``0001-01-01T00:00:00Z``) or anything it cannot read."""
+    import datetime
+    import re
+
+    found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?", text.strip())
+    if found is None or found[1].startswith("0001-"):
+        return 0.0
+    zone = "+00:00" if found[3] in (None, "Z") else found[3]
+    try:
+        moment = datetime.datetime.fromisoformat(found[1] + zone)
+    except ValueError:
+        return 0.0
+    fraction = (found[2] or "")[:6]
+    return moment.timestamp() + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

@@ -56,6 +56,8 @@ POOL_LABEL: Final = "io.github.sandbox-playground.pool"
 CLOSE_BUDGET: Final = 0.9
 #: How long a run waits for a refill under way before it creates a fresh container.
 REFILL_WAIT: Final = 10.0
+#: A prepared container that exited this long ago lost its owner (``sweep_stale``).
+STALE_AFTER: Final = 60.0
 #: The pool size when none is given: one prepared container per language that has been used.
 DEFAULT_SIZE: Final = 1
 #: Why Podman gets no pool (runs there always take a fresh container).
@@ -141,6 +143,31 @@ def parked_everywhere() -> set[str]:
     return {container for pool in list(_LIVE) for container in pool.parked_ids()}
 
 
+def sweep_stale(engine: Engine, *, older_than: float = STALE_AFTER) -> int:
+    """Remove prepared containers that exited more than ``older_than`` seconds ago; return how many.
+
+    A parked container exits only when its owner's attach stream closes, so
+    one that exited and is still here was left by a process that died (a
+    crash, ``kill -9``) before its ``close``; a container a run took is
+    removed by that run within moments of exiting, which the age spares.
+    Running ones (another process's pool) are never touched.
+    """
+    removed = 0
+    now = time.time()
+    for container in engine.containers(label=POOL_LABEL):
+        try:
+            state = engine.state(container)
+            if state.running or not state.finished_at or now - state.finished_at < older_than:
+                continue
+            engine.remove(container)
+            removed += 1
+        except EngineError as exc:  # gone meanwhile, or the daemon refused: the next sweep tries again
+            log.info("could not sweep prepared container %s: %s", container[:12], exc)
+    if removed:
+        log.info("removed %d prepared container(s) left by a process that ended without closing", removed)
+    return removed
+
+
 class WarmPool:
     """Prepared containers per language; ``engine()`` gives the client to use (the backend's)."""
 
@@ -158,6 +185,7 @@ class WarmPool:
         self._slots: dict[str, _Slot] = {}
         self._threads: set[threading.Thread] = set()
         self._closed = False
+        self._swept = False
         self.declined: str | None = None
         _LIVE.add(self)
 
@@ -314,6 +342,10 @@ class WarmPool:
 
     def _make(self, slot: _Slot) -> Prepared:
         engine = self._engine()
+        with self._cond:
+            sweep, self._swept = not self._swept, True
+        if sweep:  # once per pool, on a refill thread: no run waits for it
+            sweep_stale(engine)
         mark = secrets.token_hex(16)
         labels = dict(slot.kwargs.get("labels") or {})  # type: ignore[call-overload]
         kwargs = {**slot.kwargs, "labels": {**labels, POOL_LABEL: "prepared"}}

@@ -14,6 +14,10 @@ after the run (a used one is removed, on the pool's thread; one not taken stays)
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,9 +27,11 @@ import pytest
 
 from backends.docker import DockerBackend
 from backends.docker.engine import Engine
-from backends.docker.pool import POOL_LABEL
-from backends.docker.profile import EngineKind
+from backends.docker.images import env_var
+from backends.docker.pool import POOL_LABEL, sweep_stale
+from backends.docker.profile import EngineKind, oneshot_profile
 from playground.core import (
+    DEFAULT_LIMITS,
     DOCKER_ONLY,
     AttemptKind,
     Limits,
@@ -312,3 +318,68 @@ async def test_the_host_records_a_pooled_runs_attempts_as_a_fresh_runs(
     await prepared(backend)
     quiet = await sandbox.run(Spec(lang="bash", code="echo hi"))
     assert quiet.attempts == (), "a record of an earlier run, or of the parked phase, reached this one"
+
+
+def _labelled(engine: Engine, argv: list[str]) -> str:
+    """A started container that carries the pool's label, made from the hardened one-shot profile."""
+    spec = bash.PACK.docker
+    assert spec is not None
+    kwargs = oneshot_profile(DEFAULT_LIMITS.merged(TEST_LIMITS).validate(), spec, EngineKind.DOCKER)
+    kwargs["labels"] = {**dict(kwargs.get("labels") or {}), POOL_LABEL: "prepared"}  # type: ignore[call-overload]
+    container = engine.create(os.environ[env_var("bash")], argv, kwargs, {})
+    engine.start(container)
+    return container
+
+
+async def test_a_sweep_removes_only_prepared_containers_whose_owner_is_gone(engine: Engine) -> None:
+    exited = _labelled(engine, ["true"])
+    running = _labelled(engine, ["sleep", "30"])
+    try:
+        engine.wait(exited, 10.0)
+        assert sweep_stale(engine) == 0  # exited moments ago: a run may still be reading it
+        assert exited in engine.containers(label=POOL_LABEL)
+        assert sweep_stale(engine, older_than=0.0) >= 1
+        left = set(engine.containers(label=POOL_LABEL))
+        assert exited not in left and running in left  # a live pool's container is never touched
+    finally:
+        for container in (exited, running):
+            if container in engine.containers():
+                engine.remove(container)
+
+
+async def test_a_parked_container_of_a_killed_process_exits_and_is_swept(engine: Engine, tmp_path: Any) -> None:
+    """The owner dies without ``close`` (``kill -9``): its parked container exits, and a sweep removes it."""
+    script = tmp_path / "owner.py"
+    script.write_text(
+        "import asyncio, sys, time\n"
+        "from backends.docker import DockerBackend\n"
+        "from playground.core import DOCKER_ONLY, Limits, Sandbox, Spec\n"
+        "from playground.packs import bash\n"
+        "backend = DockerBackend(packs=[bash.PACK], pool_size=1)\n"
+        "sandbox = Sandbox(backends=[backend], packs=[bash.PACK], policy=DOCKER_ONLY,\n"
+        "                  default_limits=Limits(wall_time=30.0, cpu_time=30.0))\n"
+        "asyncio.run(sandbox.run(Spec(lang='bash', code='true')))\n"
+        "while not backend.pool_status().prepared.get('bash'):\n"
+        "    time.sleep(0.05)\n"
+        "print(*backend._warm.parked_ids(), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=dict(os.environ),
+                             cwd=str(tmp_path))  # fmt: skip
+    try:
+        assert owner.stdout is not None
+        (container,) = owner.stdout.readline().split()
+        assert container in engine.containers(label=POOL_LABEL)
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(10)
+    try:
+        deadline = time.monotonic() + 20
+        while engine.state(container).running:  # the attach stream closed with its owner: the shell reads EOF
+            assert time.monotonic() < deadline, "a parked container outlived its owner"
+            await asyncio.sleep(0.1)
+        assert sweep_stale(engine, older_than=0.0) >= 1
+        assert container not in engine.containers()
+    finally:
+        if container in engine.containers():
+            engine.remove(container)
