@@ -92,15 +92,8 @@ del _playground_module
 __import__("time").clock_getres(__import__("time").CLOCK_REALTIME)
 '''
 
-_PREPARE: Final = (
-    '''\
-def _playground_prepare(boot):
-    import atexit, os, sys, time, __main__
-    code = compile(boot, "<string>", "exec")
-'''
-    + _CLOCK
-    + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]')
-    + '''\
+#: The end of ``run``, shared by both captures: the program, its exit handlers, the flush.
+_RUN_BODY: Final = '''\
         exec(code, __main__.__dict__)
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
@@ -109,6 +102,18 @@ def _playground_prepare(boot):
             except Exception:
                 pass
     sys._playground_run = run
+'''
+
+_PREPARE: Final = (
+    '''\
+def _playground_prepare(boot):
+    import atexit, os, sys, time, __main__
+    code = compile(boot, "<string>", "exec")
+'''
+    + _CLOCK
+    + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]')
+    + _RUN_BODY
+    + '''\
 _playground_prepare(%r)
 del _playground_prepare
 '''
@@ -129,15 +134,8 @@ def _playground_prepare(prelude, driver):
 '''
     + _CLOCK
     + _RUN_HEAD.format(sys_argv='["-c"]')
+    + _RUN_BODY
     + '''\
-        exec(code, __main__.__dict__)
-        atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-    sys._playground_run = run
 _playground_prepare(%r, __import__("sys").argv.pop(1))
 del _playground_prepare
 '''
