@@ -212,8 +212,9 @@ class Snapshots:
         self._key_locks: dict[str, threading.Lock] = {}
         self._images: dict[str, Image] = {}
         self._failed: dict[str, str] = {}
-        #: code-module name -> the runtime's initial memory (``cold_start``), kept for the process's life.
-        self._initial: dict[str, MemoryImage] = {}
+        #: code-module name -> the runtime's initial memory and stack pointer (``_initial_image``), kept for
+        #: the process's life.
+        self._initial: dict[str, tuple[MemoryImage, int]] = {}
         self._warming = threading.Lock()
         #: (id(spec), id(snapshot), preopens) -> (spec, snapshot, key): both are held, so their ids cannot be
         #: reused while cached.
@@ -342,22 +343,13 @@ class Snapshots:
         snap = spec.snapshot if spec is not None else None
         if spec is None or snap is None or spec.module is None:
             return None
-        name = self._code_name(snap)
-        failed_key = f"cold-{name}"
+        failed_key = f"cold-{self._code_name(snap)}"
         with self._lock:
             if failed_key in self._failed:
                 return None
-            initial = self._initial.get(name)
         try:
             module = self._code_module(spec, snap, progress)
-            if initial is None:
-                wasm = self._artifacts.verified_path(spec.module, pack.name).read_bytes()
-                code_module(wasm, snap)  # the same checks as the capture's: the shape this module handles
-                made = MemoryImage(initial_memory(wasm), name=f"initial-{pack.name}")
-                with self._lock:
-                    initial = self._initial.setdefault(name, made)
-                if initial is not made:
-                    made.close()
+            initial, _ = self._initial_image(pack, snap)
         except (SnapshotError, wasmtime.WasmtimeError, OSError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             log.warning("%s compiles its whole runtime for cold starts (%s)", pack.name, reason)
@@ -365,6 +357,30 @@ class Snapshots:
                 self._failed[failed_key] = reason
             return None
         return module, runner.ImageStart(image=initial, label=f"the {pack.name} runtime", minimum=initial.length)
+
+    def _initial_image(self, pack: Pack, snap: WasmSnapshot) -> tuple[MemoryImage, int]:
+        """The runtime's memory as instantiation leaves it (``initial_memory``, in a sealed memfd) and its
+        initial stack pointer: what a capture and a cold start run ``_start`` over. Made once per code module.
+
+        Raises:
+            SnapshotError: the runtime has a shape the snapshotter does not handle (``code_module``).
+            OSError: the runtime file or the memfd.
+        """
+        spec = pack.wasm
+        assert spec is not None and spec.module is not None
+        name = self._code_name(snap)
+        with self._lock:
+            found = self._initial.get(name)
+        if found is not None:
+            return found
+        wasm = self._artifacts.verified_path(spec.module, pack.name).read_bytes()
+        _, stack_pointer = code_module(wasm, snap)
+        made = (MemoryImage(initial_memory(wasm), name=f"initial-{pack.name}"), stack_pointer)
+        with self._lock:
+            found = self._initial.setdefault(name, made)
+        if found is not made:
+            made[0].close()
+        return found
 
     def _code_module(self, spec: WasmSpec, snap: WasmSnapshot, progress: ProgressCallback | None) -> wasmtime.Module:
         assert spec.module is not None
@@ -527,10 +543,7 @@ class Snapshots:
                 progress(f"preparing the {pack.name} snapshot (once)", -1.0)
             except Exception:
                 log.exception("progress callback failed")
-        wasm = self._artifacts.verified_path(spec.module, pack.name).read_bytes()
-        _, initial_sp = code_module(wasm, snap)
-        initial = initial_memory(wasm)
-        start = MemoryImage(initial, name=f"snapshot-start-{pack.name}")
+        start, initial_sp = self._initial_image(pack, snap)
         got: dict[str, Any] = {}
 
         def take(store: wasmtime.Store, instance: wasmtime.Instance) -> None:
@@ -550,14 +563,12 @@ class Snapshots:
                 module=module, argv=[pack.name, *snap.capture_args], env=dict(spec.env), stdin=b"",
                 vfs=VFS.for_limits(DEFAULT_LIMITS.validate()), output=output, memory_limit=None,
                 wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
-                image=runner.ImageStart(image=start, label=f"the {pack.name} runtime", minimum=len(initial)),
+                image=runner.ImageStart(image=start, label=f"the {pack.name} runtime", minimum=start.length),
                 capture=take, preopens=[(name, Dir(0, True, None)) for name in preopens],
             )  # fmt: skip
             outcome = runner.run(engine, launch, control)
         except Exception as exc:
             raise SnapshotError(f"the capture failed: {exc}") from None
-        finally:
-            start.close()
         if "memory" not in got:
             text = (output.stderr() or output.stdout()).decode("utf-8", "replace").strip()
             raise SnapshotError(
@@ -569,12 +580,12 @@ class Snapshots:
             raise SnapshotError(f"implausible stack pointer {stack_pointer:#x}")
         meta = {
             "key": key, "pack": pack.name, "artifact": snap.artifact_sha256, "pages": len(memory) // _PAGE,
-            "stack_pointer": stack_pointer, "memory_minimum": len(initial), "monotonic_ns": got["monotonic"],
+            "stack_pointer": stack_pointer, "memory_minimum": start.length, "monotonic_ns": got["monotonic"],
             "recipe": RECIPE_VERSION,
             "engine": engine.description,
         }  # fmt: skip
         self._store(key, memory, meta)
         log.info("captured the %s snapshot: %d pages", pack.name, len(memory) // _PAGE)
         return Image(
-            MemoryImage(memory, name=f"snapshot-{key[:12]}"), stack_pointer, len(initial), got["monotonic"], key
+            MemoryImage(memory, name=f"snapshot-{key[:12]}"), stack_pointer, start.length, got["monotonic"], key
         )
