@@ -15,27 +15,27 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping
+from typing import TypeVar
 
-from playground.core import DEFAULT_LIMITS, LIMIT_INFO, InvalidLimits, LimitField, Limits, Unlimited, parse_duration
+from playground.core import DEFAULT_LIMITS, LIMIT_INFO, InvalidLimits, Limits, parse_duration
+
+T = TypeVar("T")
 
 
-def _typed(field: LimitField) -> Callable[[str], int | float | Unlimited]:
-    def parse(text: str) -> int | float | Unlimited:
+def argument_type(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """``parse`` as an argparse ``type``: its ``ValueError`` becomes a usage error naming the flag."""
+
+    def typed(text: str) -> T:
         try:
-            return field.parse(text)
+            return parse(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
-    parse.__name__ = field.kind.value  # argparse names the type in "invalid <name> value"
-    return parse
+    return typed
 
 
-def duration_arg(text: str) -> float | Unlimited:
-    """A duration flag that is not a limit (``serve --ttl``): ``5s``, ``500ms``, ``unlimited``."""
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+#: A duration flag that is not a limit (``serve --ttl``): ``5s``, ``500ms``, ``unlimited``.
+duration_arg = argument_type(parse_duration)
 
 
 def add_limit_flags(parser: argparse.ArgumentParser, scopes: Mapping[str, str]) -> None:
@@ -49,7 +49,7 @@ def add_limit_flags(parser: argparse.ArgumentParser, scopes: Mapping[str, str]) 
             continue
         note = f"; {field.note}" if field.note else ""
         parser.add_argument(
-            field.flag, dest=field.dest, type=_typed(field), metavar=field.kind.value.upper(),
+            field.flag, dest=field.dest, type=argument_type(field.parse), metavar=field.kind.value.upper(),
             help=f"{field.meaning}{scopes[name]}, e.g. {field.hint.partition(': ')[2]} "
                  f"(default {field.default()}{note})",
         )  # fmt: skip

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 
 from playground.cli import exitcodes
+from playground.cli.limit_flags import argument_type
 from playground.cli.pool_flag import add_pool_flag
 from playground.core import PREFER_WASM, WASM_ONLY, Policy, Sandbox, SandboxError, parse_duration, parse_size
 
@@ -32,11 +33,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"requires a bearer token (--token, or ${TOKEN_ENV}, or a generated one printed to stderr). "
         "Agents may request limits up to the --max-* values and never above them.",
     )
-    p.add_argument("--max-timeout", type=_duration, default=60.0, metavar="DURATION",
+    p.add_argument("--max-timeout", type=argument_type(parse_duration), default=60.0, metavar="DURATION",
                    help="highest wall-time limit an agent may request, e.g. 30s (default 60s)")
-    p.add_argument("--max-memory", type=_size, default=512 << 20, metavar="SIZE",
+    p.add_argument("--max-memory", type=argument_type(parse_size), default=512 << 20, metavar="SIZE",
                    help="highest memory limit an agent may request, e.g. 256M (default 512M)")
-    p.add_argument("--max-output", type=_size, default=4 << 20, metavar="SIZE",
+    p.add_argument("--max-output", type=argument_type(parse_size), default=4 << 20, metavar="SIZE",
                    help="highest stdout+stderr cap an agent may request (default 4M)")
     p.add_argument("--languages", type=_names, default=(), metavar="LIST",
                    help="comma-separated languages agents may use, e.g. py,js (default: all installed)")
@@ -56,20 +57,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="allow --host to be a non-loopback address (exposes the server to the network)")
     add_pool_flag(p)
     p.set_defaults(handler=mcp_command)
-
-
-def _duration(text: str) -> object:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _size(text: str) -> object:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _names(text: str) -> tuple[str, ...]:
