@@ -8,6 +8,8 @@ re-exports them, so ``from backends.docker.engine import EngineError`` works.
 
 from __future__ import annotations
 
+import datetime
+import re
 from dataclasses import dataclass
 
 from backends.docker.profile import EngineKind
@@ -87,9 +89,6 @@ class ContainerState:
 def parse_timestamp(text: str) -> float:
     """The daemon's ``2026-12-02T07:50:00.123456789Z`` in seconds since the epoch; 0 for its "never"
     (``0001-01-01T00:00:00Z``) or anything it cannot read."""
-    import datetime
-    import re
-
     found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?", text.strip())
     if found is None or found[1].startswith("0001-"):
         return 0.0
