@@ -7,6 +7,7 @@ The C guest (``guests/probe.c``) is compiled once per session with the
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from backends.wasm import WasmBackend
-from playground.core import Artifact, Limits, Pack, Sandbox, Session, SessionConfig, WasmSpec
+from playground.core import Artifact, Backend, Limits, Pack, Sandbox, Session, SessionConfig, WasmSpec
 
 GUESTS = Path(__file__).parent / "guests"
 
@@ -76,6 +77,16 @@ def runtime_pack(artifact: Artifact, *, args: tuple[str, ...] = ("{main}", "{arg
 
 
 __all__ = ["TEST_LIMITS", "WASM_PACK", "compile_c", "install_artifact", "runtime_pack"]
+
+
+def require_runtime(backend: Backend, pack: Pack) -> None:
+    """Skip unless ``pack``'s runtime is installed where ``backend`` looks; under ``CI=true`` fail instead
+    (CI installs every runtime, so a missing one is a defect there, not a reason to skip)."""
+    reason = backend.unavailable_reason(pack)
+    if reason is not None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must have every runtime installed: {reason}")
+        pytest.skip(reason)
 
 
 def need_runtime(sb: Sandbox, lang: str) -> None:

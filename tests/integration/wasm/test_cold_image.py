@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from backends.wasm.artifacts import cache_root
 from playground.core import Limits, MemoryLimitExceeded, Pack, Sandbox, SessionConfig, Spec
 from playground.packs import javascript, python
 from playground.serve import start_service_proxy
+from tests.integration.wasm.conftest import require_runtime
 
 #: A start-up variable: the run cannot use the snapshot.
 COLD = {"PYTHONHASHSEED": "7"}
@@ -43,11 +43,7 @@ def _backend(cache: Path, *, modules: bool, pack: Pack = python.PACK) -> WasmBac
     if modules:
         (cache / "modules").symlink_to(user / "modules")
     backend = WasmBackend(cache_dir=cache)
-    reason = backend.unavailable_reason(pack)
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must have every runtime installed: {reason}")
-        pytest.skip(reason)
+    require_runtime(backend, pack)
     return backend
 
 

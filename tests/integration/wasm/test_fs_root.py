@@ -10,7 +10,6 @@ loop (ELOOP), a dangling link, a link into read-only ``/in``.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -18,6 +17,7 @@ from backends.wasm import WasmBackend
 from playground.core import InvalidSpec, Result, Sandbox, Session, SessionConfig, Spec
 from playground.packs import javascript, lua, python, typescript
 from playground.serve import start_service_proxy
+from tests.integration.wasm.conftest import require_runtime
 
 PACKS = [python.PACK, javascript.PACK, typescript.PACK, lua.PACK]
 WORK = {"data.csv": b"a,b\n1,2\n", "lib/helper.py": b"X = 42\n", "lib.js": b"export const x = 42;\n"}
@@ -31,11 +31,7 @@ def real() -> Sandbox:
 
 
 def need(sb: Sandbox, lang: str) -> None:
-    reason = sb.backends["wasm"].unavailable_reason(sb.pack(lang))
-    if reason is not None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must have every runtime installed: {reason}")
-        pytest.skip(reason)
+    require_runtime(sb.backends["wasm"], sb.pack(lang))
 
 
 async def run(sb: Sandbox, lang: str, code: str, **kw: object) -> Result:

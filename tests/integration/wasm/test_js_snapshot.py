@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,20 +33,13 @@ from playground.core import (
 from playground.core.limits import MiB
 from playground.packs import javascript, javascript_snapshot, typescript
 from playground.packs.runtimes import QUICKJS
-
-
-def _need(backend: WasmBackend) -> None:
-    reason = backend.unavailable_reason(javascript.PACK)
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must have every runtime installed: {reason}")
-        pytest.skip(reason)
+from tests.integration.wasm.conftest import require_runtime
 
 
 @pytest.fixture(scope="module")
 def real() -> Iterator[Sandbox]:
     backend = WasmBackend()  # the user's cache: the runtime, its compiled code and the snapshot
-    _need(backend)
+    require_runtime(backend, javascript.PACK)
     got = backend.snapshots.image(javascript.PACK, None)
     assert got is not None, backend.snapshots.failure(javascript.PACK.wasm)  # type: ignore[arg-type]
     with Sandbox(backends=[backend], packs=[javascript.PACK], default_limits=Limits(wall_time=20.0)) as sb:
@@ -260,7 +252,7 @@ async def test_other_runs_start_cold_and_agree(real: Sandbox, starts: list[str])
 
 async def test_typescript_runs_from_the_same_snapshot(starts: list[str]) -> None:
     backend = WasmBackend()
-    _need(backend)
+    require_runtime(backend, javascript.PACK)
     with Sandbox(backends=[backend], packs=[typescript.PACK], default_limits=Limits(wall_time=20.0)) as sb:
         code = "const n: number = scriptArgs.length;\nconsole.log(n, process.argv[1]);\nthrow new Error('x');\n"
         result = await sb.run(Spec(lang="typescript", code=code, args=("a",)))

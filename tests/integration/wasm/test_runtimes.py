@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from backends.wasm import WasmBackend
 from playground.core import Limits, MemoryLimitExceeded, Sandbox, Spec, TimeLimitExceeded
 from playground.core.limits import MiB
 from playground.packs import javascript, lua, python
+from tests.integration.wasm.conftest import require_runtime
 
 PACKS = [javascript.PACK, lua.PACK, python.PACK]
 HELLO = {
@@ -32,11 +31,7 @@ def real() -> Sandbox:
 
 
 def _need(sb: Sandbox, lang: str) -> None:
-    reason = sb.backends["wasm"].unavailable_reason(sb.pack(lang))
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must have every runtime installed: {reason}")
-        pytest.skip(reason)
+    require_runtime(sb.backends["wasm"], sb.pack(lang))
 
 
 @pytest.mark.parametrize("lang", sorted(HELLO))

@@ -10,7 +10,6 @@ cannot serve start cold.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -20,6 +19,7 @@ from backends.wasm.channel import SESSION_DIR
 from playground.core import InputStream, Limits, MemoryLimitExceeded, Sandbox, Session, SessionConfig, SessionKilled
 from playground.core.limits import MiB
 from playground.packs import python
+from tests.integration.wasm.conftest import require_runtime
 
 #: Echoes whether the session runs from the snapshot: ``dataclasses`` is preloaded there; the cold driver
 #: never imports it.
@@ -54,11 +54,7 @@ CLEAN = "(False, False, None, False, 2, None, None, False, False, False, False)\
 @pytest.fixture(scope="module")
 def backend() -> WasmBackend:
     backend = WasmBackend()  # the user's cache: the runtime, its compiled code and the snapshots
-    reason = backend.unavailable_reason(python.PACK)
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must have every runtime installed: {reason}")
-        pytest.skip(reason)
+    require_runtime(backend, python.PACK)
     snap = session.session_snapshot(python.PACK)
     assert snap is not None
     got = backend.snapshots.image(python.PACK, None, snap, preopens=(SESSION_DIR,))

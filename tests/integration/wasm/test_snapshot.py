@@ -31,23 +31,16 @@ from playground.core import (
 )
 from playground.core.limits import MiB
 from playground.packs import python
+from tests.integration.wasm.conftest import require_runtime
 
 #: Printed by a program: True when it runs from the snapshot (``dataclasses`` is preloaded there, not in a cold start).
 FROM_SNAPSHOT = "import sys\nprint('snapshot' if 'dataclasses' in sys.modules else 'cold')\n"
 
 
-def _need(backend: WasmBackend) -> None:
-    reason = backend.unavailable_reason(python.PACK)
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must have every runtime installed: {reason}")
-        pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def real() -> Iterator[Sandbox]:
     backend = WasmBackend()  # the user's cache: the runtime, its compiled code and the snapshot
-    _need(backend)
+    require_runtime(backend, python.PACK)
     assert backend.snapshots.image(python.PACK, None) is not None, backend.snapshots.failure(python.PACK.wasm)  # type: ignore[arg-type]
     with Sandbox(backends=[backend], packs=[python.PACK], default_limits=Limits(wall_time=20.0)) as sb:
         yield sb
@@ -235,7 +228,7 @@ async def test_a_corrupt_snapshot_is_captured_again_and_old_ones_are_pruned(tmp_
     recent.write_bytes(b"another version's")
     os.utime(old, (0, 0))
     backend = WasmBackend(cache_dir=cache)
-    _need(backend)
+    require_runtime(backend, python.PACK)
     assert backend.snapshots.image(python.PACK, None) is not None
     assert not old.exists() and recent.exists()  # unused for 30 days: pruned at the capture
     spec = python.PACK.wasm

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import mmap
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -20,6 +19,7 @@ from backends.wasm.memlimit import MemoryImage
 from backends.wasm.warmpages import PAGE, WarmPages
 from playground.core import Limits, Sandbox, Spec
 from playground.packs import python
+from tests.integration.wasm.conftest import require_runtime
 
 
 def test_common_is_what_every_run_wrote_in_merged_ranges() -> None:
@@ -56,11 +56,7 @@ def test_written_tells_a_written_page_from_a_read_one() -> None:
 @pytest.fixture(scope="module")
 def backend() -> WasmBackend:
     backend = WasmBackend()
-    reason = backend.unavailable_reason(python.PACK)
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must have every runtime installed: {reason}")
-        pytest.skip(reason)
+    require_runtime(backend, python.PACK)
     return backend
 
 
