@@ -50,7 +50,7 @@ def add_limit_flags(parser: argparse.ArgumentParser, scopes: Mapping[str, str]) 
         note = f"; {field.note}" if field.note else ""
         parser.add_argument(
             field.flag, dest=field.dest, type=argument_type(field.parse), metavar=field.kind.value.upper(),
-            help=f"{field.meaning}{scopes[name]}, e.g. {field.hint.partition(': ')[2]} "
+            help=f"{field.meaning}{scopes[name]}, e.g. {field.examples} "
                  f"(default {field.default()}{note})",
         )  # fmt: skip
 

@@ -61,9 +61,14 @@ class LimitField:
         return self.flag.removeprefix("--").replace("-", "_")
 
     @property
+    def examples(self) -> str:
+        """Values of its kind as a person types them: ``64M, 512K, 1G, unlimited``."""
+        return _EXAMPLES[self.kind]
+
+    @property
     def hint(self) -> str:
         """The unit grammar in a few words: ``size: 64M, 512K, 1G, unlimited``."""
-        return f"{self.kind.value}: {_EXAMPLES[self.kind]}"
+        return f"{self.kind.value}: {self.examples}"
 
     @property
     def agent_grammar(self) -> str:
