@@ -389,18 +389,18 @@ class WasmBackend:
     def _snapshot_start(self, request: Request) -> tuple[wasmtime.Module, runner.ImageStart] | None:
         """The code module and start of a snapshot run, or None: this run starts cold (``snapshot``).
 
-        Cold: the pack has no snapshot, the run mounts files, has a caller
-        root tree, sets an environment variable the interpreter reads while
-        it starts, has a source too large for the guest's stack, or the
-        snapshot cannot be built here.
+        Cold: the pack has no snapshot, the run has a caller root tree,
+        sets an environment variable the interpreter reads while it starts,
+        has a source too large for the guest's stack, or the snapshot
+        cannot be built here.
         """
         pack, spec = request.pack, request.pack.wasm
         assert spec is not None
         snap = spec.snapshot
-        if snap is None or spec.mounts or request.spec.uses_caller_root:
+        if snap is None or request.spec.uses_caller_root:
             return None
         env = launch.environment(pack, request.spec)
-        if snap.needs_cold_start(env):
+        if snap.needs_cold_start(env, spec.env):
             return None
         data = snapshot.payload(snap, launch.argv(pack, request.spec, has_program=True), env)
         if len(data) > snapshot.MAX_PAYLOAD:

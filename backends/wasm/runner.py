@@ -97,8 +97,13 @@ class ImageStart:
     ``payload`` (a snapshot run), the payload is written just below
     ``stack_pointer``, the stack pointer export ``stack_export`` is set
     below it, and ``entry`` (i32 source, i32 flags) -> i32 is called: 0 is
-    exit code 0, anything else exit code 1. Without one (a capture), the
-    module's ``_start`` runs as usual.
+    exit code 0, anything else exit code 1. With an ``alloc`` export too
+    (the runtime's own entry, ``WasmSnapshot.entry_export``), the payload
+    goes where ``alloc`` (i32 length) -> i32 puts it and ``entry`` (i32
+    source, i32 length) -> i32 returns the exit code; a capture runs that
+    way too and is taken when the entry returns 0. Without a payload (a
+    capture at a snapshot point, or a cold start), the module's entry runs
+    as usual.
     """
 
     image: MemoryImage
@@ -112,6 +117,7 @@ class ImageStart:
     payload: bytes | None = None
     entry: str = ""
     stack_export: str = ""
+    alloc: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,12 +181,14 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
         launch.session.attach(state)
     for name, directory in launch.preopens:
         state.fds.add(DirDesc(directory, directory, preopen_name=name))
-    state.snapshot_point = launch.capture is not None
+    start = launch.image
+    #: A capture through the runtime's own entry is taken when it returns, not at a snapshot point.
+    captures_at_return = launch.capture is not None and start is not None and bool(start.alloc)
+    state.snapshot_point = launch.capture is not None and not captures_at_return
     peak = 0
     failure: Exception | None = None
     trap_code: wasmtime.TrapCode | None = None
     state.budget = budget
-    start = launch.image
     slot_scope = image_scope(start.image, start.minimum) if start is not None else nullcontext(None)
     instance: wasmtime.Instance | None = None
     try:
@@ -214,7 +222,10 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
                 trap_code = exc.trap_code if isinstance(exc, wasmtime.Trap) else None
             finally:
                 peak = _peak_memory(store, state)
-            if control.reason is StopReason.SNAPSHOT and launch.capture is not None and instance is not None:
+            at_point = control.reason is StopReason.SNAPSHOT or (
+                captures_at_return and failure is None and control.reason is None
+            )
+            if at_point and launch.capture is not None and instance is not None:
                 launch.capture(store, instance)
             elif launch.inspect is not None and instance is not None:
                 launch.inspect(store, instance)
@@ -297,6 +308,9 @@ def _enter_image(store: wasmtime.Store, instance: wasmtime.Instance, start: Imag
     memory, entry, stack = exports.get("memory"), exports.get(start.entry), exports.get(start.stack_export)
     if not isinstance(memory, wasmtime.Memory) or not isinstance(entry, wasmtime.Func):
         raise HostFailure(f"{start.label}: the module does not export memory and {start.entry}")
+    if start.alloc:
+        _enter_export(store, start, control, alloc=exports.get(start.alloc), memory=memory, entry=entry)
+        return
     if not isinstance(stack, wasmtime.Global):
         raise HostFailure(f"{start.label}: the module does not export its stack pointer")
     address = (start.stack_pointer - len(start.payload) - 64) & ~15
@@ -306,6 +320,25 @@ def _enter_image(store: wasmtime.Store, instance: wasmtime.Instance, start: Imag
     stack.set_value(store, address - 16)
     if entry(store, address, 0) != 0:  # an uncaught exception was printed: exit 1, as CPython's own exit
         control.stop(StopReason.EXIT, exit_code=1)
+
+
+def _enter_export(
+    store: wasmtime.Store, start: ImageStart, control: RunControl, *, alloc: object, memory: wasmtime.Memory,
+    entry: wasmtime.Func,
+) -> None:
+    """Call the runtime's own entry with the source its allocator placed; its result is the exit code."""
+    assert start.payload is not None
+    if not isinstance(alloc, wasmtime.Func):
+        raise HostFailure(f"{start.label}: the module does not export {start.alloc}")
+    size = len(start.payload)
+    address = alloc(store, size)
+    if not isinstance(address, int) or not 0 < (address & 0xFFFF_FFFF) <= memory.data_len(store) - size:
+        raise HostFailure(f"{start.label}: {start.alloc} found no room for the run's source")
+    address &= 0xFFFF_FFFF
+    memory.write(store, start.payload, address)
+    code = entry(store, address, size)
+    if isinstance(code, int) and code != 0:
+        control.stop(StopReason.EXIT, exit_code=code)
 
 
 def _peak_memory(store: wasmtime.Store, state: RunState) -> int:

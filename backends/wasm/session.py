@@ -131,7 +131,7 @@ def image_source(
     built here (``Snapshots.image`` then returns None on the worker thread).
     """
     snap = session_snapshot(pack)
-    if snap is None or snap.needs_cold_start(env):
+    if snap is None or snap.needs_cold_start(env, pack.wasm.env if pack.wasm else None):
         return None
     assert pack.wasm is not None and pack.wasm.session is not None
     data = snapshot.payload(snap, [pack.name, *pack.wasm.session.args], dict(env))

@@ -48,6 +48,13 @@ table once, at start), keyed by those preopens too. The first time a run
 of an image starts while another run is in flight, two calibration runs
 learn the pages every run writes (``warmpages``, ``Snapshots.warm_up``).
 
+A runtime that exports its own way to run a source (``WasmSnapshot.entry_export``,
+a reactor's ``turn``) keeps it: the code module adds only the stack pointer
+export, the capture calls it with ``capture_source`` (placed by
+``alloc_export``) and takes the memory when it returns, and a run calls it
+with its source; passive data segments stay as empty ones. The pack's mounts
+are placed in the capture's tree as in a run, in the run's preopen order.
+
 A run uses the snapshot when the pack has one, the run is one-shot, its
 environment needs no cold start (``WasmSnapshot.needs_cold_start``), it
 has no caller root tree, and its source fits (``MAX_PAYLOAD``). Otherwise,
@@ -76,7 +83,7 @@ from typing import Any, Final
 
 import wasmtime
 
-from backends.wasm import launch, runner, warmpages, wasmbin
+from backends.wasm import launch, mounts, runner, warmpages, wasmbin
 from backends.wasm.artifacts import ArtifactStore
 from backends.wasm.engine import WasmEngine
 from backends.wasm.memlimit import MemoryImage
@@ -131,57 +138,65 @@ class Image:
     monotonic: int
     key: str
 
+    #: The runtime's own export that runs a source, and its allocator (``WasmSnapshot.entry_export``); "": ours.
+    entry_export: str = ""
+    alloc_export: str = ""
+
     def start(self, label: str, payload: bytes) -> runner.ImageStart:
         return runner.ImageStart(
             image=self.memory, label=label, minimum=self.minimum, stack_pointer=self.stack_pointer,
-            monotonic=self.monotonic, payload=payload, entry=ENTRY_EXPORT, stack_export=STACK_EXPORT,
+            monotonic=self.monotonic, payload=payload, entry=self.entry_export or ENTRY_EXPORT,
+            stack_export=STACK_EXPORT, alloc=self.alloc_export,
         )  # fmt: skip
 
 
 def payload(snap: WasmSnapshot, argv: list[str], env: dict[str, str]) -> bytes:
-    """The run's source for the entry: NUL-terminated UTF-8 (``{argv}`` and ``{env}`` as JSON)."""
+    """The run's source for the entry: UTF-8, NUL-terminated for a pinned function (``{argv}`` and ``{env}``
+    as JSON)."""
     source = snap.run_source.replace("{argv}", json.dumps(argv)).replace("{env}", json.dumps(env))
-    return source.encode("utf-8", "surrogatepass") + b"\0"
+    data = source.encode("utf-8", "surrogatepass")
+    return data if snap.entry_export else data + b"\0"  # an export's source has a length; a C string, its NUL
 
 
 def code_module(wasm: bytes, snap: WasmSnapshot) -> tuple[bytes, int]:
     """The code module of ``wasm`` (see the module docstring) and its initial stack pointer.
 
     Raises:
-        SnapshotError: the entry function does not look like the pinned one, or the module has a shape
-            the snapshotter does not handle (passive data, more than one mutable global).
+        SnapshotError: the entry does not look like the pinned one, or the module has a shape the
+            snapshotter does not handle (explicit-memory data, more than one mutable global).
     """
     try:
         parts = wasmbin.sections(wasm)
-        params, results = wasmbin.function_type(parts, snap.entry_function)
-        if (params, results) != (b"\x7f\x7f", b"\x7f"):
-            raise SnapshotError(f"function {snap.entry_function} is not (i32, i32) -> i32")
-        if not wasmbin.references_string(parts, snap.entry_function, snap.entry_marker.encode()):
-            raise SnapshotError(f"function {snap.entry_function} does not refer to {snap.entry_marker!r}")
         by_id = dict(parts)
+        exports = wasmbin.read_exports(by_id[wasmbin.EXPORT]) if wasmbin.EXPORT in by_id else []
+        added = _check_entry(parts, exports, snap)
         globs = wasmbin.read_globals(by_id[wasmbin.GLOBAL])
         mutable = [i for i, g in enumerate(globs) if g.mutable]
         if len(mutable) != 1 or globs[mutable[0]].valtype != wasmbin.I32:
             raise SnapshotError("the runtime must have exactly one mutable global (its stack pointer)")
         stack_global = mutable[0] + wasmbin.import_counts(by_id.get(wasmbin.IMPORT, b"\0"))[3]
         stack_pointer = wasmbin.const_value(globs[mutable[0]])
-        wasmbin.read_data(by_id.get(wasmbin.DATA, b"\0"))  # only active segments (checked)
+        data = by_id.get(wasmbin.DATA, b"\0")
+        wasmbin.read_data(data, passive=True)  # only active segments for memory 0, and passive ones (checked)
+        segments, passive = wasmbin.data_count(data)
+        # No data (the image brings it); with passive segments, every index stays, as an empty passive one.
+        empty = wasmbin.empty_passive_data(segments) if passive else wasmbin.enc_uleb(0)
         wasmbin.read_memory(by_id[wasmbin.MEMORY])
+        if any(e.name in (ENTRY_EXPORT, STACK_EXPORT) for e in exports):
+            raise SnapshotError("the runtime already exports the snapshot's names")
         out: list[tuple[int, bytes]] = []
         for sid, body in parts:
             if sid in (0, wasmbin.START):
                 continue
             if sid == wasmbin.EXPORT:
-                exports = wasmbin.read_exports(body)
-                if any(e.name in (ENTRY_EXPORT, STACK_EXPORT) for e in exports):
-                    raise SnapshotError("the runtime already exports the snapshot's names")
-                exports += [
-                    wasmbin.Export(ENTRY_EXPORT, wasmbin.KIND_FUNC, snap.entry_function),
-                    wasmbin.Export(STACK_EXPORT, wasmbin.KIND_GLOBAL, stack_global),
-                ]
-                out.append((sid, wasmbin.write_exports(exports)))
-            elif sid in (wasmbin.DATA, wasmbin.DATA_COUNT):
-                out.append((sid, wasmbin.enc_uleb(0)))
+                extra = [wasmbin.Export(STACK_EXPORT, wasmbin.KIND_GLOBAL, stack_global)]
+                if added is not None:
+                    extra.insert(0, wasmbin.Export(ENTRY_EXPORT, wasmbin.KIND_FUNC, added))
+                out.append((sid, wasmbin.write_exports(exports + extra)))
+            elif sid == wasmbin.DATA:
+                out.append((sid, empty))
+            elif sid == wasmbin.DATA_COUNT:
+                out.append((sid, wasmbin.enc_uleb(segments if passive else 0)))
             else:
                 out.append((sid, body))
         return wasmbin.build(out), stack_pointer
@@ -189,12 +204,35 @@ def code_module(wasm: bytes, snap: WasmSnapshot) -> tuple[bytes, int]:
         raise SnapshotError(f"cannot read the runtime: {exc or type(exc).__name__}") from None
 
 
+def _check_entry(parts: list[tuple[int, bytes]], exports: list[wasmbin.Export], snap: WasmSnapshot) -> int | None:
+    """The function to export as the entry (None: the runtime's own ``entry_export`` is it), checked.
+
+    Raises:
+        SnapshotError: a pinned function is not (i32, i32) -> i32 or does not refer to its marker; a named
+            export is missing or has another type; the allocator is not (i32) -> i32.
+    """
+    if snap.entry_function is not None:
+        params, results = wasmbin.function_type(parts, snap.entry_function)
+        if (params, results) != (b"\x7f\x7f", b"\x7f"):
+            raise SnapshotError(f"function {snap.entry_function} is not (i32, i32) -> i32")
+        if not wasmbin.references_string(parts, snap.entry_function, snap.entry_marker.encode()):
+            raise SnapshotError(f"function {snap.entry_function} does not refer to {snap.entry_marker!r}")
+        return snap.entry_function
+    functions = {e.name: e.index for e in exports if e.kind == wasmbin.KIND_FUNC}
+    for name, want in ((snap.entry_export, (b"\x7f\x7f", b"\x7f")), (snap.alloc_export, (b"\x7f", b"\x7f"))):
+        if name not in functions:
+            raise SnapshotError(f"the runtime exports no function {name!r}")
+        if wasmbin.function_type(parts, functions[name]) != want:
+            raise SnapshotError(f"the runtime's {name!r} does not take {len(want[0])} i32 and return one")
+    return None
+
+
 def initial_memory(wasm: bytes) -> bytes:
     """The runtime's memory as instantiation leaves it: its minimum, with the data segments in place."""
     by_id = dict(wasmbin.sections(wasm))
     minimum, _ = wasmbin.read_memory(by_id[wasmbin.MEMORY])
     memory = bytearray(minimum * _PAGE)
-    for offset, blob in wasmbin.read_data(by_id.get(wasmbin.DATA, b"\0")):
+    for offset, blob in wasmbin.read_data(by_id.get(wasmbin.DATA, b"\0"), passive=True):
         if offset + len(blob) > len(memory):
             raise SnapshotError("a data segment lies past the memory's minimum")
         memory[offset : offset + len(blob)] = blob
@@ -248,6 +286,10 @@ class Snapshots:
             f"marker={snap.entry_marker}", f"engine={engine.description}", json.dumps(list(snap.capture_args)),
             json.dumps(snap.run_source), json.dumps(list(snap.preload)), json.dumps(dict(spec.env)),
         ]  # fmt: skip
+        if snap.entry_export:
+            parts += [f"export={snap.entry_export}/{snap.alloc_export}", json.dumps(snap.capture_source)]
+        if spec.mounts:  # the capture sees them (the C library reads its preopen table once)
+            parts.append(json.dumps([[m.artifact.sha256, m.member, m.guest_path, m.tree] for m in spec.mounts]))
         if preopens:
             parts.append(f"preopens={json.dumps(list(preopens))}")
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
@@ -256,7 +298,8 @@ class Snapshots:
         return self._dir / f"{self.key(spec, snap, preopens)}.snap"
 
     def _code_name(self, snap: WasmSnapshot) -> str:
-        text = f"snapshot-code\n{CODE_VERSION}\n{snap.artifact_sha256}\n{snap.entry_function}\n{snap.entry_marker}"
+        entry = snap.entry_export or f"{snap.entry_function}\n{snap.entry_marker}"
+        text = f"snapshot-code\n{CODE_VERSION}\n{snap.artifact_sha256}\n{entry}"
         return hashlib.sha256(text.encode()).hexdigest()
 
     # -- state -----------------------------------------------------------------------------
@@ -311,7 +354,7 @@ class Snapshots:
                 with self._lock:
                     image = self._images.get(key)
                 if image is None:
-                    image = self._load(key)
+                    image = self._load(key, snap)
                     if image is None:
                         image = self._capture(pack, module, key, progress, snap=snap, preopens=preopens)
                     with self._lock:
@@ -393,7 +436,7 @@ class Snapshots:
 
     # -- the file --------------------------------------------------------------------------
 
-    def _load(self, key: str) -> Image | None:
+    def _load(self, key: str, snap: WasmSnapshot) -> Image | None:
         path = self._dir / f"{key}.snap"
         try:
             blob = path.read_bytes()
@@ -419,7 +462,10 @@ class Snapshots:
             os.utime(path)  # last used now: ``_prune`` keeps it
         except OSError:
             pass
-        return Image(MemoryImage(memory, name=f"snapshot-{key[:12]}"), stack_pointer, minimum, monotonic, key)
+        return Image(
+            MemoryImage(memory, name=f"snapshot-{key[:12]}"), stack_pointer, minimum, monotonic, key,
+            snap.entry_export, snap.alloc_export,
+        )  # fmt: skip
 
     def _store(self, key: str, memory: bytes, meta: dict[str, Any]) -> None:
         meta_bytes = json.dumps(meta, sort_keys=True).encode()
@@ -515,13 +561,13 @@ class Snapshots:
             for _ in range(CALIBRATION_RUNS):
                 vfs = VFS.for_limits(DEFAULT_LIMITS.validate())
                 launch.place_program(vfs, launch.main_path(pack, program), snap.warm_program.encode())
+                opened = self._preopens(vfs, pack, preopens)
                 control = RunControl(wall_limit=_CALIBRATION_WALL, cpu_limit=_CALIBRATION_WALL)
                 runner.run(engine, runner.Launch(
                     module=module, argv=argv, env=dict(spec.env), stdin=b"", vfs=vfs, output=OutputCapture(1 << 16),
                     memory_limit=None, wall_limit=_CALIBRATION_WALL, cpu_limit=_CALIBRATION_WALL,
                     quiet_paths=spec.quiet_paths,
-                    image=image.start(f"the {pack.name} calibration", data), inspect=inspect,
-                    preopens=[(name, Dir(0, True, None)) for name in preopens],
+                    image=image.start(f"the {pack.name} calibration", data), inspect=inspect, preopens=opened,
                 ), control)  # fmt: skip
         except Exception as exc:  # a calibration is an optimisation: the runs work without it
             log.warning("%s: no warm pages (%s)", pack.name, exc)
@@ -531,6 +577,15 @@ class Snapshots:
         log.info("%s %s: %d warm pages", pack.name, kind, image.memory.warm.pages)
 
     # -- capture ---------------------------------------------------------------------------
+
+    def _preopens(self, vfs: VFS, pack: Pack, preopens: Sequence[str]) -> list[tuple[str, Dir]]:
+        """The preopens of a capture or calibration run in ``vfs``, in a run's order: the empty ``preopens``
+        (a session's ``/.session``, which its channel opens before the launch's preopens), then those of the
+        pack's mounts, placed in ``vfs``."""
+        spec = pack.wasm
+        assert spec is not None
+        placed = mounts.place(vfs, spec.mounts, self._artifacts, pack.name)
+        return [*((name, Dir(0, True, None)) for name in preopens), *placed]
 
     def _capture(
         self, pack: Pack, module: wasmtime.Module, key: str, progress: ProgressCallback | None, *,
@@ -558,13 +613,22 @@ class Snapshots:
         output = OutputCapture(1 << 20)
         control = RunControl(wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL)
         engine, _ = self._machinery()
+        label = f"the {pack.name} runtime"
+        if snap.entry_export:  # the runtime's own entry runs the capture's source; taken when it returns
+            begin = runner.ImageStart(
+                image=start, label=label, minimum=start.length, stack_pointer=initial_sp,
+                payload=snap.capture_source.encode("utf-8"), entry=snap.entry_export, stack_export=STACK_EXPORT,
+                alloc=snap.alloc_export,
+            )  # fmt: skip
+        else:
+            begin = runner.ImageStart(image=start, label=label, minimum=start.length)
         try:
+            vfs = VFS.for_limits(DEFAULT_LIMITS.validate())
             launch = runner.Launch(
                 module=module, argv=[pack.name, *snap.capture_args], env=dict(spec.env), stdin=b"",
-                vfs=VFS.for_limits(DEFAULT_LIMITS.validate()), output=output, memory_limit=None,
+                vfs=vfs, output=output, memory_limit=None, entry=spec.entry,
                 wall_limit=_CAPTURE_WALL, cpu_limit=_CAPTURE_WALL, attempts=AttemptLog(), quiet_paths=spec.quiet_paths,
-                image=runner.ImageStart(image=start, label=f"the {pack.name} runtime", minimum=start.length),
-                capture=take, preopens=[(name, Dir(0, True, None)) for name in preopens],
+                image=begin, capture=take, preopens=self._preopens(vfs, pack, preopens),
             )  # fmt: skip
             outcome = runner.run(engine, launch, control)
         except Exception as exc:
@@ -587,5 +651,6 @@ class Snapshots:
         self._store(key, memory, meta)
         log.info("captured the %s snapshot: %d pages", pack.name, len(memory) // _PAGE)
         return Image(
-            MemoryImage(memory, name=f"snapshot-{key[:12]}"), stack_pointer, start.length, got["monotonic"], key
-        )
+            MemoryImage(memory, name=f"snapshot-{key[:12]}"), stack_pointer, start.length, got["monotonic"], key,
+            snap.entry_export, snap.alloc_export,
+        )  # fmt: skip

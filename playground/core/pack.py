@@ -131,17 +131,30 @@ class WasmSnapshot:
     (the argv a cold start would have, argv[0] included) and ``{env}`` are
     replaced by JSON, which is also a literal of the guest's language.
 
+    A runtime that exports its own way to run a source (a reactor's
+    ``turn``: (pointer, length) -> exit code, the source placed by its
+    allocator export) names it in ``entry_export`` and ``alloc_export``
+    instead of a function index: the capture calls it with
+    ``capture_source`` and takes the snapshot when it returns (no frame is
+    live then), and a run calls it with ``run_source``.
+
     A run whose environment names one of ``cold_env`` (a name, or a prefix
     ending in ``*``) starts cold: those are read while the interpreter
     starts, before the snapshot.
     """
 
     artifact_sha256: str
-    entry_function: int
+    entry_function: int | None = None
     #: Text the entry function must refer to (a NUL-terminated string in the data), checked at capture.
-    entry_marker: str
-    capture_args: tuple[str, ...]
+    entry_marker: str = ""
+    capture_args: tuple[str, ...] = ()
     run_source: str
+    #: The runtime's own export that runs a source ((i32 pointer, i32 length) -> i32 exit code), instead of
+    #: ``entry_function``; ``alloc_export`` ((i32 length) -> i32 pointer) places the source.
+    entry_export: str = ""
+    alloc_export: str = ""
+    #: What the capture runs through ``entry_export`` (the snapshot is taken when it returns 0).
+    capture_source: str = ""
     preload: tuple[str, ...] = ()
     cold_env: tuple[str, ...] = ()
     #: A typical program of the language (the backend runs it twice when it first loads the snapshot, to
@@ -154,14 +167,30 @@ class WasmSnapshot:
         object.__setattr__(self, "cold_env", tuple(self.cold_env))
         if not _SHA256.match(self.artifact_sha256):
             raise InvalidPack("snapshot artifact_sha256 must be 64 lower-case hex digits")
-        if self.entry_function < 0:
-            raise InvalidPack("snapshot entry_function must be a function index")
+        if self.entry_export:
+            if self.entry_function is not None or self.capture_args:
+                raise InvalidPack("a snapshot with entry_export has no entry_function or capture_args")
+            if not self.alloc_export or not self.capture_source:
+                raise InvalidPack("a snapshot with entry_export needs alloc_export and capture_source")
+        else:
+            if self.entry_function is None or self.entry_function < 0:
+                raise InvalidPack("snapshot entry_function must be a function index (or give entry_export)")
+            if not self.entry_marker or not self.capture_args:
+                raise InvalidPack("a snapshot with entry_function needs entry_marker and capture_args")
+            if self.alloc_export or self.capture_source:
+                raise InvalidPack("alloc_export and capture_source go with entry_export")
         if "{argv}" not in self.run_source or "{env}" not in self.run_source:
             raise InvalidPack("snapshot run_source must use {argv} and {env}")
 
-    def needs_cold_start(self, env: Mapping[str, str]) -> bool:
-        """Whether a run with this environment must start the interpreter from scratch."""
-        for name in env:
+    def needs_cold_start(self, env: Mapping[str, str], captured: Mapping[str, str] | None = None) -> bool:
+        """Whether a run with this environment must start the interpreter from scratch.
+
+        ``captured``: the environment the capture had (the pack's own,
+        ``WasmSpec.env``); a name it set to the same value needs nothing.
+        """
+        for name, value in env.items():
+            if captured is not None and captured.get(name) == value:
+                continue
             for pattern in self.cold_env:
                 if name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1])):
                     return True

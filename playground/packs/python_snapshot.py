@@ -14,9 +14,12 @@ type and its reference to ``"__main__"``) with ``RUN``: the function
 deletes itself, sets ``sys.argv``/``sys.orig_argv`` and ``os.environ`` to
 the run's own, reseeds ``random`` if it was imported, restarts the process
 CPU clock at zero, runs the boot script, then what CPython's exit would
-(``atexit`` handlers, flushing). ``sys.exit(n)`` goes through CPython's own
-exit; stdin, files, ``/in``, descriptors, the working folder (the boot
-script's ``chdir``) and limits are the run's own.
+(``_RUN_BODY``: the SystemExit status, ``atexit`` handlers, the program's own
+modules cleared, flushing, ``_exit``) without tearing the interpreter down;
+stdin, files, ``/in``, descriptors, the working folder (the boot script's
+``chdir``) and limits are the run's own. ``capture_script`` also serves the
+scientific runtime, whose capture runs through its own ``turn`` export and
+ends by returning instead of at the snapshot point.
 
 REPL sessions have their own snapshot (``SESSION_CAPTURE``, the pack's
 ``session_snapshot``): the capture compiles the in-guest attempt report and
@@ -47,7 +50,7 @@ PRELOAD: Final = (
     "linecache", "tokenize", "token", "weakref", "warnings", "errno", "atexit",
 )  # fmt: skip
 
-#: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_PREPARE`` has its own).
+#: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_CLOCK`` has its own).
 BOOT: Final = run_file_script("    sys.path[0] = os.path.dirname(path)")
 
 #: The process CPU clock of a snapshot run (the part of a capture script before ``def run``): as
@@ -80,58 +83,98 @@ _RUN_HEAD: Final = '''\
         sys.orig_argv[:] = argv
         os.environ.clear()
         os.environ.update(env)
-        if "random" in sys.modules:
-            sys.modules["random"].seed()
+        for seeded in ("random", "numpy.random"):  # their generators were seeded at import: the capture's
+            if seeded in sys.modules:
+                sys.modules[seeded].seed()
 '''
 
-#: The imports and the snapshot point that end every capture script (``%r``: the preload list).
-_TAIL: Final = '''\
-for _playground_module in %r:
-    __import__(_playground_module)
-del _playground_module
-__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)
-'''
-
-#: The end of ``run``, shared by both captures: the program, its exit handlers, the flush.
+#: The end of ``run``, shared by every capture: the program, then what CPython's exit would do, in its
+#: order: a SystemExit's status (its message printed), the ``atexit`` handlers, the program's own modules
+#: cleared (objects with a ``__del__`` and open files first, so those run and are flushed while the rest of
+#: the namespace still stands, as with python3 on Linux), the streams flushed, and the process ends with the
+#: status. A full ``Py_Exit`` would also tear down every preloaded module: about 15 ms a run.
 _RUN_BODY: Final = '''\
-        exec(code, __main__.__dict__)
+        try:
+            exec(code, __main__.__dict__)
+            status = 0
+        except SystemExit as exc:
+            status = exit_status(exc.code)
         atexit._run_exitfuncs()
+        for module in [__main__, *(m for m in list(sys.modules.values()) if user_module(m))]:
+            names = module.__dict__
+            # What needs finalising first (a __del__, an open file), while the rest of the namespace stands.
+            first = [n for n, v in names.items() if hasattr(type(v), "__del__") or isinstance(v, io.IOBase)]
+            for name in [*first, *names]:
+                if name != "__builtins__":
+                    names[name] = None
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:
                 pass
+        if status:
+            os._exit(status if -(1 << 31) <= status < 1 << 31 else -1)
+    def exit_status(code):
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return int(code)
+        try:
+            sys.stdout.flush()
+            print(code, file=sys.stderr)
+        except Exception:
+            pass
+        return 1
+    def user_module(module):
+        where = getattr(module, "__file__", None)
+        return module is not __main__ and isinstance(where, str) and where.startswith(USER_TREES)
     sys._playground_run = run
 '''
 
-_PREPARE: Final = (
-    '''\
-def _playground_prepare(boot):
-    import atexit, os, sys, time, __main__
-    code = compile(boot, "<string>", "exec")
+#: Where a program's own modules come from (``_RUN_BODY`` clears them at the end, as CPython's exit would).
+USER_TREES: Final = ("/work/", "/in/", "/out/", "/tmp/")
+
+#: What every capture's ``_playground_prepare`` starts with, after its ``def`` line.
+_IMPORTS_HEAD: Final = f'''\
+    import atexit, io, os, sys, time, __main__
+    USER_TREES = {USER_TREES!r}
 '''
-    + _CLOCK
-    + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]')
-    + _RUN_BODY
-    + '''\
-_playground_prepare(%r)
-del _playground_prepare
-'''
-    + _TAIL
+
+_HEAD: Final = (
+    "def _playground_prepare(boot):\n" + _IMPORTS_HEAD + '    code = compile(boot, "<string>", "exec")\n'
 )
 
+#: The imports that end every capture script (``%r``: the preload list).
+_IMPORTS: Final = '''\
+for _playground_module in %r:
+    __import__(_playground_module)
+del _playground_module
+'''
+
+#: The snapshot point of a capture that never returns (``WasmSnapshot.capture_args``).
+_POINT: Final = '__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)\n'
+
+
+def capture_script(boot: str, preload: tuple[str, ...], *, point: bool = True) -> str:
+    """The capture's script: ``boot`` compiled into ``sys._playground_run``, ``preload`` imported, then the
+    snapshot point (``point``) or nothing (a capture through the runtime's own entry ends by returning)."""
+    return (
+        _HEAD + _CLOCK + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]') + _RUN_BODY
+        + f"_playground_prepare({boot!r})\ndel _playground_prepare\n"
+        + _IMPORTS % (preload,) + (_POINT if point else "")
+    )  # fmt: skip
+
+
 #: The ``-c`` script of the capture.
-CAPTURE: Final = _PREPARE % (BOOT, PRELOAD)
+CAPTURE: Final = capture_script(BOOT, PRELOAD)
 
 #: Imported before a session's snapshot: the one-shot list and what the REPL driver imports.
 SESSION_PRELOAD: Final = (*PRELOAD, "ast", "builtins", "signal", "textwrap")
 
 _SESSION_PREPARE: Final = (
-    '''\
-def _playground_prepare(prelude, driver):
-    import atexit, os, sys, time, __main__
-    code = compile(prelude + "\\n" + driver, "<string>", "exec")
-'''
+    "def _playground_prepare(prelude, driver):\n"
+    + _IMPORTS_HEAD
+    + '    code = compile(prelude + "\\n" + driver, "<string>", "exec")\n'
     + _CLOCK
     + _RUN_HEAD.format(sys_argv='["-c"]')
     + _RUN_BODY
@@ -139,7 +182,8 @@ def _playground_prepare(prelude, driver):
 _playground_prepare(%r, __import__("sys").argv.pop(1))
 del _playground_prepare
 '''
-    + _TAIL
+    + _IMPORTS
+    + _POINT
 )
 
 #: The ``-c`` script of a REPL session's capture; its one argument is the driver script (``{driver}``,

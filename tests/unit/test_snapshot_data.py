@@ -13,7 +13,7 @@ import wasmtime
 
 from backends.wasm import snapshot, wasmbin
 from playground.core import Artifact, InvalidPack, WasmSnapshot, WasmSpec
-from playground.packs import javascript, javascript_snapshot, python, python_snapshot
+from playground.packs import javascript, javascript_snapshot, python, python_snapshot, scientific
 from playground.packs.runtimes import CPYTHON, QUICKJS
 
 
@@ -31,7 +31,34 @@ def test_the_python_pack_pins_its_snapshot_to_its_runtime() -> None:
     assert spec is not None and spec.snapshot is not None and spec.module is not None
     assert spec.snapshot.artifact_sha256 == spec.module.sha256 == CPYTHON.sha256
     assert spec.snapshot.entry_function == python_snapshot.PYRUN_SIMPLE_STRING_FLAGS
-    assert all(v.wasm.snapshot is None for v in spec.variants)  # the scientific runtime starts cold
+    (sci,) = spec.variants  # the scientific runtime: its own entry, numpy preloaded, through its mounts
+    assert sci.wasm.snapshot is scientific.SNAPSHOT and sci.wasm.module is scientific.SCIENTIFIC_CPYTHON
+    assert sci.wasm.snapshot.artifact_sha256 == scientific.SCIENTIFIC_CPYTHON.sha256
+    assert (sci.wasm.snapshot.entry_export, sci.wasm.snapshot.alloc_export) == ("turn", "host_alloc")
+    assert sci.wasm.snapshot.entry_function is None and "numpy" in sci.wasm.snapshot.preload
+    assert sci.wasm.snapshot.preload[: len(python_snapshot.PRELOAD)] == python_snapshot.PRELOAD
+    # the pack's own environment (PYTHONTZPATH) was the capture's: only a run's own PYTHON* starts cold
+    assert not sci.wasm.snapshot.needs_cold_start(dict(sci.wasm.env), sci.wasm.env)
+    assert sci.wasm.snapshot.needs_cold_start({**sci.wasm.env, "PYTHONTZPATH": "/x"}, sci.wasm.env)
+    assert sci.wasm.snapshot.needs_cold_start({"NPY_DISABLE_CPU_FEATURES": "x"}, sci.wasm.env)
+
+
+def test_an_export_entry_and_a_function_entry_do_not_mix() -> None:
+    turn = {"entry_function": None, "entry_marker": "", "capture_args": (), "entry_export": "turn"}
+    made = _snap(**turn, alloc_export="alloc", capture_source="import x")
+    assert made.entry_export == "turn" and made.capture_args == ()
+    for bad in (
+        {**turn, "alloc_export": "alloc"},  # no capture source
+        {**turn, "capture_source": "x"},  # no allocator
+        {**turn, "alloc_export": "alloc", "capture_source": "x", "entry_function": 3},
+        {**turn, "alloc_export": "alloc", "capture_source": "x", "capture_args": ("-c", "x")},
+        {"entry_function": None},  # neither
+        {"entry_marker": ""},
+        {"alloc_export": "alloc"},  # an allocator without an export entry
+        {"capture_source": "x"},
+    ):
+        with pytest.raises(InvalidPack):
+            _snap(**bad)
 
 
 def test_a_snapshot_must_match_its_runtime() -> None:
@@ -50,6 +77,9 @@ def test_variables_read_at_start_up_need_a_cold_start() -> None:
     snap = _snap()
     assert snap.needs_cold_start({"PYTHONPATH": "/x"}) and snap.needs_cold_start({"TZ": "UTC"})
     assert not snap.needs_cold_start({"HOME": "/home/user", "TZX": "1", "MYPYTHON": "1"})
+    # what the capture had, with the same value, needs nothing; another value does
+    assert not snap.needs_cold_start({"TZ": "UTC", "X": "1"}, {"TZ": "UTC"})
+    assert snap.needs_cold_start({"TZ": "CET"}, {"TZ": "UTC"})
 
 
 def test_the_payload_is_json_and_a_python_literal() -> None:
@@ -137,3 +167,54 @@ def test_the_javascript_pack_pins_its_snapshot_to_its_runtime() -> None:
     argv, env = ["javascript", "--", "/work/main.js", '"]}'], {"K": "v\0"}
     data = snapshot.payload(spec.snapshot, argv, env)
     assert json.loads(data[:-1]) == {"argv": argv, "env": env}
+
+
+REACTOR = """
+(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func (param i32)))
+  (memory (export "memory") 2)
+  (global $sp (mut i32) (i32.const 65536))
+  (data "passive, as Wizer leaves none")
+  (data (i32.const 1024) "image")
+  (data "")
+  (func (export "turn") (param i32 i32) (result i32) (i32.const 0))
+  (func (export "host_alloc") (param i32) (result i32) (i32.const 2048))
+  (func (export "bad_turn") (param i32) (result i32) (i32.const 0)))
+"""
+
+
+def _turn(**kw: object) -> WasmSnapshot:
+    fields: dict[str, object] = {
+        "entry_function": None, "entry_marker": "", "capture_args": (), "entry_export": "turn",
+        "alloc_export": "host_alloc", "capture_source": "import x",
+    }  # fmt: skip
+    fields.update(kw)
+    return _snap(**fields)
+
+
+def test_a_reactor_keeps_its_own_entry_and_every_data_segment_index() -> None:
+    wasm = bytes(wasmtime.wat2wasm(REACTOR))
+    code, stack_pointer = snapshot.code_module(wasm, _turn())
+    assert stack_pointer == 65536
+    module = wasmtime.Module(wasmtime.Engine(), code)  # valid: memory.init/data.drop indices would still resolve
+    names = {e.name for e in module.exports}
+    assert {"turn", "host_alloc", snapshot.STACK_EXPORT} <= names and snapshot.ENTRY_EXPORT not in names
+    data = dict(wasmbin.sections(code))[wasmbin.DATA]
+    assert data == wasmbin.empty_passive_data(3) and wasmbin.data_count(data) == (3, 3)
+    assert wasmbin.data_count(dict(wasmbin.sections(wasm))[wasmbin.DATA]) == (3, 2)
+    memory = snapshot.initial_memory(wasm)  # the active segment only
+    assert memory[1024:1029] == b"image" and b"passive" not in memory
+    with pytest.raises(snapshot.SnapshotError, match="exports no function 'nope'"):
+        snapshot.code_module(wasm, _turn(entry_export="nope"))
+    with pytest.raises(snapshot.SnapshotError, match="'bad_turn' does not take 2"):
+        snapshot.code_module(wasm, _turn(entry_export="bad_turn"))
+    with pytest.raises(snapshot.SnapshotError, match="'turn' does not take 1"):
+        snapshot.code_module(wasm, _turn(alloc_export="turn"))
+    with pytest.raises(wasmbin.WasmFormatError, match="passive"):
+        wasmbin.read_data(dict(wasmbin.sections(wasm))[wasmbin.DATA])  # refused unless asked for
+
+
+def test_an_export_entry_gets_its_source_by_length_without_a_nul() -> None:
+    data = snapshot.payload(_turn(run_source="run({argv}, {env})"), ["a"], {"K": "v"})
+    assert data == b'run(["a"], {"K": "v"})'
+    assert snapshot.payload(_snap(), ["a"], {}).endswith(b"\0")

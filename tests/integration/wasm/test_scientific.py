@@ -184,3 +184,61 @@ async def test_the_scientific_examples_run(sci: Sandbox, example: str, produces:
     out, _, files = await run(sci, code)
     assert out.strip() and set(files) == produces
     assert all(files[name].startswith(PNG) for name in produces if name.endswith(".png"))
+
+
+#: Printed first by a program: where it started (numpy is preloaded in the snapshot, not in a cold start).
+STARTED = "import sys\nprint('snapshot' if 'numpy' in sys.modules else 'cold')\nimport numpy as np\n"
+
+LEAKS = STARTED + """\
+import builtins, os, json
+print("seen", "LEAK" in globals(), getattr(np, "LEAK", None), os.environ.get("LEAKENV"),
+      getattr(builtins, "leak", None), os.path.exists("/work/leak.txt"), os.path.exists("/tmp/leak.txt"),
+      np.sum is None, json.dumps is None, hasattr(sys, "_playground_run"))
+LEAK = 1
+np.LEAK = 2
+os.environ["LEAKENV"] = "3"
+builtins.leak = 4
+np.sum = None
+json.dumps = None
+open("/work/leak.txt", "w").write("x")
+open("/tmp/leak.txt", "w").write("x")
+np.random.seed(42)
+"""
+
+
+async def test_numpy_programs_start_from_the_snapshot_and_share_nothing(sci: Sandbox) -> None:
+    clean = "snapshot\nseen False None None None False False False False False\n"
+    for _ in range(3):
+        assert (await run(sci, LEAKS))[0] == clean
+    draws = "print(np.random.rand(), np.random.default_rng().random())\n"
+    first, second = (await run(sci, STARTED + draws))[0], (await run(sci, STARTED + draws))[0]
+    assert first.startswith("snapshot\n") and first != second  # np.random.seed(42) above stayed in its run
+    pages = "import os\nprint(len(os.listdir('/usr/local/lib/python315.zip/matplotlib/mpl-data')) > 3)\n"
+    assert (await run(sci, STARTED + pages))[0] == "snapshot\nTrue\n"  # the mounts, preopen included
+
+
+async def test_a_snapshot_run_exits_as_cpython_would(sci: Sandbox) -> None:
+    ending = STARTED + (
+        "import atexit\natexit.register(print, 'atexit ran')\n"
+        "class Noisy:\n    def __del__(self):\n        print('__del__ ran')\n"
+        "kept = Noisy()\nleft_open = open('/out/unclosed.txt', 'w')\nleft_open.write('flushed at exit')\n"
+    )
+    result = await sci.run(Spec(lang="python", code=ending + "raise SystemExit('bye')"))
+    assert (result.exit_code, result.stderr) == (1, b"bye\n")
+    assert result.stdout == b"snapshot\natexit ran\n__del__ ran\n"
+    assert result.files["unclosed.txt"] == b"flushed at exit"
+    assert (await sci.run(Spec(lang="python", code=STARTED + "sys.exit(7)"))).exit_code == 7
+    failed = await sci.run(Spec(lang="python", code=STARTED + "np.zeros(2) / None"))
+    assert failed.exit_code == 1 and failed.stderr.decode().endswith("TypeError: unsupported operand type(s) "
+                                                                     "for /: 'float' and 'NoneType'\n")  # fmt: skip
+
+
+async def test_the_memory_limit_covers_the_scientific_snapshot(sci: Sandbox) -> None:
+    with pytest.raises(MemoryLimitExceeded) as below:
+        await sci.run(Spec(lang="python", code="import numpy", limits=Limits(memory=16 * MiB)))
+    assert "the python snapshot starts with" in str(below.value), below.value
+
+
+async def test_numpy_variables_start_a_run_cold(sci: Sandbox) -> None:
+    out, _, _ = await run(sci, STARTED + "import os\nprint(os.environ['NPY_X'])", env={"NPY_X": "1"})
+    assert out == "cold\n1\n"
