@@ -49,6 +49,7 @@ from playground.core.pack import Artifact, Pack, WasmSnapshot, WasmSpec
 from playground.core.result import Outcome
 from playground.core.serve import GuestService, ServeRequest
 from playground.core.session import GuestSession, SessionRequest
+from playground.core.variants import variant_pack
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +132,17 @@ class WasmBackend:
         needed = [f"{a.name} (compiled for this machine)" for a in _modules_of(pack) if not self.modules.has(a.sha256)]
         for kind in self._snapshot_kinds(pack):
             if self._snapshot_missing(pack, kind):
-                needed.append(f"{pack.name} {kind.name} (a started interpreter for fast {kind.serves})")
+                needed.append(f"{self._label(pack)} {kind.name} (a started interpreter for fast {kind.serves})")
         return needed
+
+    def _label(self, pack: Pack) -> str:
+        """``pack``'s name in messages: "python", or "python (scientific)" for a variant of a known pack."""
+        for known in self._packs:
+            if known.name == pack.name and known.wasm is not None:
+                for variant in known.wasm.variants:
+                    if variant.wasm is pack.wasm:
+                        return f"{pack.name} ({variant.name})"
+        return pack.name
 
     def _snapshot_kinds(self, pack: Pack) -> list[_SnapshotKind]:
         """The snapshots ``pack`` has: one-shot runs', then sessions'."""
@@ -189,17 +199,22 @@ class WasmBackend:
             if spec is None or not self._snapshot_missing(pack, kind):
                 continue
             started = time.monotonic()
-            progress(f"preparing the {pack.name} {kind.name} (compiling its code once, then starting it)")
+            progress(f"preparing the {self._label(pack)} {kind.name} (compiling its code once, then starting it)")
             if self.snapshots.image(pack, None, kind.snapshot, kind.preopens) is None:
                 failure = self.snapshots.failure(spec, kind.snapshot, kind.preopens)
-                progress(f"no {pack.name} {kind.name} ({failure}): its {kind.serves} start cold")
+                progress(f"no {self._label(pack)} {kind.name} ({failure}): its {kind.serves} start cold")
             else:
-                progress(f"prepared the {pack.name} {kind.name} in {time.monotonic() - started:.1f} s")
+                progress(f"prepared the {self._label(pack)} {kind.name} in {time.monotonic() - started:.1f} s")
 
     def diagnostics(self) -> list[Diagnostic]:
         """wasmtime, the cache directory, every runtime of the packs given at construction, and their snapshots."""
         lines = diagnose(self._root, self._artifacts, self._packs, wasmtime_version(), self.modules.has)
-        for pack in self._packs:
+        runtimes = [
+            variant_pack(base, variant)
+            for base in self._packs
+            for variant in (None, *(base.wasm.variants if base.wasm is not None else ()))
+        ]  # fmt: skip
+        for pack in runtimes:
             spec = pack.wasm
             for kind in self._snapshot_kinds(pack):
                 assert spec is not None
@@ -211,7 +226,7 @@ class WasmBackend:
                     detail = f"not prepared yet: playground setup or the first {first} prepares it (about 0.4 s)"
                 failure = self.snapshots.failure(spec, kind.snapshot, kind.preopens)
                 lines.append(Diagnostic(
-                    name=f"{pack.name} {kind.name}", ok=failure is None, required=False,
+                    name=f"{self._label(pack)} {kind.name}", ok=failure is None, required=False,
                     detail=detail if failure is None else f"cannot be built here ({failure}); {kind.serves} start cold",
                 ))  # fmt: skip
         return lines

@@ -41,8 +41,9 @@ def diagnose(
             for artifact in artifacts:
                 if artifact is not None and label not in seen.setdefault(artifact.sha256, (artifact, []))[1]:
                     seen[artifact.sha256][1].append(label)
+    # A runtime with a snapshot is never compiled whole: its snapshot's code module is (the snapshot's line).
     modules = {a.sha256 for p in packs if p.wasm for w in (p.wasm, *(v.wasm for v in p.wasm.variants))
-               for a in (w.module, w.transformer) if a is not None}  # fmt: skip
+               for a in (w.module if w.snapshot is None else None, w.transformer) if a is not None}  # fmt: skip
     for artifact, users in seen.values():
         line = _runtime_line(root, store, artifact, users)
         if all("(" in user for user in users):  # used by variants only

@@ -242,3 +242,14 @@ async def test_the_memory_limit_covers_the_scientific_snapshot(sci: Sandbox) -> 
 async def test_numpy_variables_start_a_run_cold(sci: Sandbox) -> None:
     out, _, _ = await run(sci, STARTED + "import os\nprint(os.environ['NPY_X'])", env={"NPY_X": "1"})
     assert out == "cold\n1\n"
+
+
+async def test_setup_prepares_the_scientific_snapshot_and_doctor_says_so(sci: Sandbox) -> None:
+    status = sci.variant_status("python")["scientific"]
+    backend = WasmBackend(packs=[python.PACK])
+    assert backend.missing(status.pack) == []  # the module fixture's prepare_pack captured it
+    lines = {d.name: d for d in backend.diagnostics()}
+    line = lines["python (scientific) snapshot"]
+    assert line.ok and line.detail.startswith("ready"), line
+    runtime = lines["runtime python-3.15-scientific.wasm"]  # its snapshot's code module is what gets compiled
+    assert runtime.ok and "not compiled" not in runtime.detail, runtime
