@@ -14,7 +14,8 @@ column), so machine load hits every column alike:
   plus the CPU time per run in the sandbox's process (all its threads).
 * **throughput**: runs/s of *after* one at a time for ``--seconds``, and with
   two runs in flight at once (concurrency 2; on 2 cores close to 2x unless
-  something serialises runs).
+  something serialises runs); with ``--processes N``, also *workers*: the
+  same with the Wasm tier's N worker processes (``procpool``).
 
 Targets (issue #18): JavaScript p50 <= 3 ms, Lua <= 1 ms; sequential
 JavaScript >= 250 runs/s, Python >= 60 runs/s; concurrency 2 close to 2x.
@@ -176,13 +177,18 @@ async def child(lang: str, seconds: float, start_at: float) -> None:
         print((await rate(sb, spec, seconds, 1))[0])
 
 
-async def throughput_table(before: Sandbox, after: Sandbox, langs: list[str], seconds: float) -> None:
+async def throughput_table(
+    before: Sandbox, after: Sandbox, langs: list[str], seconds: float, pooled: Sandbox | None = None
+) -> None:
     print(f"throughput: runs/s over {seconds:g} s each (CPU ms per run in the process); concurrency 2 in one")
     print("  process (threads) and, for reference, two processes side by side")
+    if pooled is not None:
+        print("  workers: after, with the Wasm tier's worker processes (--processes): CPU is the main process's")
     for lang in langs:
         spec = Spec(lang=lang, code=HELLO[lang])
         parts = []
-        for name, sb in (("before", before), ("after", after)):
+        columns = [("before", before), ("after", after)] + ([("workers", pooled)] if pooled is not None else [])
+        for name, sb in columns:
             one, cpu1 = await rate(sb, spec, seconds, 1)
             two, cpu2 = await rate(sb, spec, seconds, 2)
             parts.append(
@@ -200,10 +206,19 @@ async def main_async(args: argparse.Namespace) -> None:
     old._workers = ThreadPerRun()  # type: ignore[assignment]
     before = Sandbox(backends=[old], packs=[without_snapshot(p) for p in ALL_PACKS], default_limits=limits)
     after = Sandbox(backends=[WasmBackend(packs=ALL_PACKS)], packs=ALL_PACKS, default_limits=limits)
+    pooled = None
+    if args.processes:
+        workers = WasmBackend(packs=ALL_PACKS, processes=args.processes)
+        pooled = Sandbox(backends=[workers], packs=ALL_PACKS, default_limits=limits)
+        await pooled.run(Spec(lang="python", code="pass"))  # starts the workers
+        await asyncio.sleep(3.0)  # each is ready about a second later
     with before, after:
         await start_table(before, after, args.langs, args.runs)
         if args.seconds > 0:
-            await throughput_table(before, after, [lang for lang in args.langs if lang != "typescript"], args.seconds)
+            langs = [lang for lang in args.langs if lang != "typescript"]
+            await throughput_table(before, after, langs, args.seconds, pooled)
+    if pooled is not None:
+        pooled.close()
 
 
 def main() -> None:
@@ -211,6 +226,7 @@ def main() -> None:
     parser.add_argument("-n", "--runs", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=3.0, help="per throughput figure (0: skip)")
     parser.add_argument("--langs", nargs="+", default=["javascript", "lua", "python", "typescript"], choices=HELLO)
+    parser.add_argument("--processes", type=int, default=0, help="also a column with N Wasm worker processes")
     parser.add_argument("--child", nargs=3, metavar=("LANG", "SECONDS", "START_AT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -30,11 +30,13 @@ from playground.core import (
 log = logging.getLogger(__name__)
 
 
-def load_backends(*, docker_pool: int | None = None) -> list[Backend]:
+def load_backends(*, docker_pool: int | None = None, wasm_processes: int = 0) -> list[Backend]:
     """Every backend this machine can construct, or a stand-in saying why not.
 
     ``docker_pool``: the Docker tier's warm pool size (prepared containers per
-    language used; 0 disables; None: its default).
+    language used; 0 disables; None: its default). ``wasm_processes``: worker
+    processes the Wasm tier spreads concurrent one-shot runs to (0: none;
+    ``backends/wasm/procpool``).
     """
     backends: list[Backend] = []
     try:
@@ -45,7 +47,7 @@ def load_backends(*, docker_pool: int | None = None) -> list[Backend]:
     else:
         from playground.packs import ALL_PACKS
 
-        backends.append(WasmBackend(packs=ALL_PACKS))
+        backends.append(WasmBackend(packs=ALL_PACKS, processes=wasm_processes))
     backends.append(_docker_backend(docker_pool))
     return backends
 
@@ -69,13 +71,15 @@ def _docker_backend(pool_size: int | None) -> Backend:
 
 
 def default_sandbox(
-    *, policy: Policy = PREFER_WASM, default_limits: Limits | None = None, docker_pool: int | None = None
+    *, policy: Policy = PREFER_WASM, default_limits: Limits | None = None, docker_pool: int | None = None,
+    wasm_processes: int = 0,
 ) -> Sandbox:
-    """A ``Sandbox`` with every pack and every backend available here (``docker_pool``: see ``load_backends``)."""
+    """A ``Sandbox`` with every pack and every backend available here (``docker_pool``, ``wasm_processes``:
+    see ``load_backends``)."""
     from playground.packs import ALL_PACKS
 
     return Sandbox(
-        backends=load_backends(docker_pool=docker_pool),
+        backends=load_backends(docker_pool=docker_pool, wasm_processes=wasm_processes),
         packs=ALL_PACKS,
         policy=policy,
         default_limits=default_limits,

@@ -33,7 +33,7 @@ from typing import Final, NamedTuple
 
 import wasmtime
 
-from backends.wasm import launch, live, mounts, runner, serve, session, snapshot, transforms, workers
+from backends.wasm import launch, live, mounts, procpool, runner, serve, session, snapshot, transforms, workers
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.channel import SESSION_DIR
 from backends.wasm.diagnose import diagnose
@@ -89,8 +89,12 @@ class WasmBackend:
     name: Final = "wasm"
     supports_network: Final = False
 
-    def __init__(self, *, cache_dir: Path | None = None, packs: Iterable[Pack] = ()) -> None:
+    def __init__(self, *, cache_dir: Path | None = None, packs: Iterable[Pack] = (), processes: int = 0) -> None:
         root = cache_dir if cache_dir is not None else cache_root()
+        #: Worker processes that take one-shot runs while another is in flight (``procpool``); None: none.
+        self._pool = procpool.ProcessPool(processes, root) if processes else None
+        #: One-shot runs in flight in this process (the event loop's count: changed on the loop only).
+        self._here = 0
         self._packs = tuple(packs)
         self._root = root
         self._artifacts = ArtifactStore(root)
@@ -229,6 +233,13 @@ class WasmBackend:
                     name=f"{self._label(pack)} {kind.name}", ok=failure is None, required=False,
                     detail=detail if failure is None else f"cannot be built here ({failure}); {kind.serves} start cold",
                 ))  # fmt: skip
+        if self._pool is not None:
+            sizes = self._pool.idle_memory()
+            each = f"; resident {', '.join(f'{size >> 20} MiB' for size in sizes)}" if sizes else ""
+            lines.append(Diagnostic(
+                name="wasm worker processes", ok=True, required=False,
+                detail=f"{self._pool.size} for one-shot runs that overlap ({self._pool.ready()} started{each})",
+            ))  # fmt: skip
         return lines
 
     # -- Backend protocol --------------------------------------------------------------------
@@ -277,13 +288,42 @@ class WasmBackend:
         if reason is not None:
             raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
         limits = request.limits
+        # The first run in flight runs here (no hand-over to pay); one that overlaps it goes to an idle worker.
+        worker = self._pool.take(request) if self._pool is not None and self._here > 0 else None
+        if worker is not None and self._pool is not None:
+            return await self._pool.run(worker, request, _as_async)
+        if self._pool is not None:
+            self._pool.warm()
         memory = limits.memory_cap
         control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
         name = f"wasm-run-{next(_run_ids)}"
-        return await handoff.in_thread(
-            lambda: self._run_blocking(request, control, memory),
-            start=lambda body: self._submit(body, name), stop=control.cancel, translate=_as_async,
-        )  # fmt: skip
+        self._here += 1
+        try:
+            return await handoff.in_thread(
+                lambda: self._run_blocking(request, control, memory),
+                start=lambda body: self._submit(body, name), stop=control.cancel, translate=_as_async,
+            )  # fmt: skip
+        finally:
+            self._here -= 1
+
+    def run_here(self, request: Request, control: RunControl) -> Outcome:
+        """Run ``request`` on this thread (a worker process's ``procworker``), as ``run`` does on its worker.
+
+        Raises:
+            As ``run``; ``runner.RunCancelled`` when ``control`` was cancelled.
+        """
+        reason = "wasm backend is closed" if self._state is _State.CLOSED else self.unavailable_reason(request.pack)
+        if reason is not None:
+            raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
+        try:
+            return self._run_blocking(request, control, request.limits.memory_cap)
+        except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
+            raise live.translate(exc) from None
+
+    @property
+    def processes(self) -> int:
+        """How many worker processes one-shot runs may spread to (0: none; ``procpool``)."""
+        return self._pool.size if self._pool is not None else 0
 
     def _submit(self, body: Callable[[], None], name: str) -> None:
         try:
@@ -353,6 +393,8 @@ class WasmBackend:
         """Refuse new runs and sessions. Idempotent; runs and sessions in flight go on until they end."""
         self._state = _State.CLOSED
         self._workers.close()
+        if self._pool is not None:
+            self._pool.close()
 
     # -- the blocking part (worker thread) ---------------------------------------------------
 

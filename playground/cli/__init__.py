@@ -32,10 +32,10 @@ SandboxFactory = Callable[[Policy], Sandbox]
 NOT_YET: dict[str, str] = {}
 
 
-def _default_factory(policy: Policy, docker_pool: int | None = None) -> Sandbox:
+def _default_factory(policy: Policy, docker_pool: int | None = None, wasm_processes: int = 0) -> Sandbox:
     from playground.assembly import default_sandbox
 
-    return default_sandbox(policy=policy, docker_pool=docker_pool)
+    return default_sandbox(policy=policy, docker_pool=docker_pool, wasm_processes=wasm_processes)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,8 +85,15 @@ def main(argv: Sequence[str] | None = None, *, make_sandbox: SandboxFactory | No
         args.handler = gui_cmd.gui_command
     handler: Callable[[argparse.Namespace, SandboxFactory], int] = args.handler
     if make_sandbox is None:
-        pool = getattr(args, "docker_pool", None)
-        make_sandbox = _default_factory if pool is None else functools.partial(_default_factory, docker_pool=pool)
+        pool: int | None = getattr(args, "docker_pool", None)
+        processes: int = getattr(args, "wasm_processes", 0)
+        make_sandbox = _default_factory
+        if pool is not None and processes:
+            make_sandbox = functools.partial(_default_factory, docker_pool=pool, wasm_processes=processes)
+        elif pool is not None:
+            make_sandbox = functools.partial(_default_factory, docker_pool=pool)
+        elif processes:
+            make_sandbox = functools.partial(_default_factory, wasm_processes=processes)
     return handler(args, make_sandbox)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from playground.cli import exitcodes
 from playground.cli.limit_flags import argument_type
-from playground.cli.pool_flag import add_pool_flag
+from playground.cli.pool_flag import add_pool_flag, add_processes_flag
 from playground.core import PREFER_WASM, WASM_ONLY, Policy, Sandbox, SandboxError, parse_duration, parse_size
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -56,6 +56,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--allow-remote", action="store_true",
                    help="allow --host to be a non-loopback address (exposes the server to the network)")
     add_pool_flag(p)
+    add_processes_flag(p)
     p.set_defaults(handler=mcp_command)
 
 

@@ -30,6 +30,7 @@ core may read a snapshot.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import threading
@@ -158,6 +159,20 @@ class AttemptLog:
             self._records[key] = Attempt(
                 kind=kind, target=key[1], verdict=verdict, observer=observer, first_at=time.monotonic() - self._start
             )
+
+    def merge(self, attempts: Iterable[Attempt], dropped: int = 0) -> None:
+        """Add the records of another log of the same run (a Wasm worker process's), their times kept."""
+        with self._lock:
+            for attempt in attempts:
+                key = (attempt.kind, attempt.target, attempt.verdict, attempt.observer)
+                found = self._records.get(key)
+                if found is not None:
+                    self._records[key] = dataclasses.replace(found, count=found.count + attempt.count)
+                elif len(self._records) < MAX_RECORDS:
+                    self._records[key] = attempt
+                else:
+                    self.dropped += 1
+            self.dropped += dropped
 
     def snapshot(self) -> tuple[Attempt, ...]:
         """The records so far, in the order first seen."""

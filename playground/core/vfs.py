@@ -107,6 +107,25 @@ class VFS:
             for name in BASE_DIRS:
                 self.base_dir(name)
 
+    def adopt(self, other: VFS) -> None:
+        """Take over ``other``'s tree and counters: a copy of this tree that a run changed elsewhere.
+
+        A Wasm worker process (``backends/wasm/procpool``) runs the guest
+        on a copy of the run's tree and sends it back; the run's own VFS,
+        which the core reads the result from, becomes that tree. Its nodes
+        are then charged to this VFS.
+        """
+        self.fs_quota, self.max_files, self.layout = other.fs_quota, other.max_files, other.layout
+        self.bytes_used, self.nodes_used, self.quota_hit = other.bytes_used, other.nodes_used, other.quota_hit
+        self._ino, self.root, self._bases = other._ino, other.root, other._bases
+        pending: list[Node] = [self.root]
+        while pending:
+            node = pending.pop()
+            if node.owner is other:
+                node.owner = self
+            if isinstance(node, Dir):
+                pending.extend(node.children.values())
+
     @classmethod
     def for_limits(cls, limits: ResolvedLimits, layout: Layout = Layout.STANDARD) -> VFS:
         """An empty tree bounded by validated ``limits`` (``fs_quota``, ``max_files``)."""

@@ -101,3 +101,20 @@ def test_guest_text_in_a_record_is_safe_to_print() -> None:
     assert first.target == "/etc/\\x1b[2Jx\\xff\\u2028"
     assert second.verdict == "refused\\x1b[31m"
     assert all(a.target.isprintable() and a.verdict.isprintable() for a in log.snapshot())
+
+
+def test_merge_adds_a_worker_processs_records_with_their_times() -> None:
+    theirs = AttemptLog()
+    theirs.record(AttemptKind.FILE_READ, "/etc/passwd", "refused")
+    theirs.record(AttemptKind.FILE_READ, "/etc/passwd", "refused")
+    (attempt,) = theirs.snapshot()
+    mine = AttemptLog()
+    mine.record(AttemptKind.FILE_READ, "/etc/passwd", "refused")
+    mine.merge(theirs.snapshot(), dropped=2)
+    (merged,) = mine.snapshot()
+    assert merged.count == 3 and mine.dropped == 2
+    full = AttemptLog()
+    for n in range(MAX_RECORDS):
+        full.record(AttemptKind.FILE_READ, f"/x{n}", "refused")
+    full.merge([attempt])
+    assert full.dropped == 1 and len(full.snapshot()) == MAX_RECORDS

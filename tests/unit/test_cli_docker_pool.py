@@ -1,4 +1,5 @@
-"""``--docker-pool N`` on run, serve, mcp and gui: parsed, checked, and handed to the sandbox factory.
+"""``--docker-pool N`` on run, serve, mcp and gui, and ``--wasm-processes N`` on mcp: parsed, checked, and handed
+to the sandbox factory.
 
 Tries to break: a value the flag must refuse (negative, too large, not a
 number), a sub-command that silently lacks the flag, and a given size that
@@ -11,7 +12,7 @@ import pytest
 
 from playground import cli
 from playground.cli import build_parser
-from playground.cli.pool_flag import MAX_POOL
+from playground.cli.pool_flag import MAX_POOL, MAX_PROCESSES
 from playground.core import Outcome, Pack, Policy, Sandbox, WasmSpec
 from tests.fake_backend import FakeBackend
 
@@ -67,5 +68,37 @@ def test_default_sandbox_gives_the_docker_tier_the_size() -> None:
         assert set_docker_pool(sandbox, 0) and docker_pool_size(sandbox) == 0
         with pytest.raises(ValueError):
             set_docker_pool(sandbox, -1)
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.parametrize("value", ["-1", str(MAX_PROCESSES + 1), "two"])
+def test_bad_process_counts_are_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["mcp", "--wasm-processes", value])
+    assert exited.value.code == 2
+    assert "--wasm-processes" in capsys.readouterr().err
+
+
+def test_the_process_count_reaches_the_wasm_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+
+    def factory(policy: Policy, docker_pool: int | None = None, wasm_processes: int = 0) -> Sandbox:
+        seen.append(wasm_processes)
+        raise SystemExit(0)  # the server itself is tested elsewhere
+
+    monkeypatch.setattr(cli, "_default_factory", factory)
+    with pytest.raises(SystemExit):
+        cli.main(["mcp", "--wasm-processes", "2"])
+    assert seen == [2]
+    assert build_parser().parse_args(["mcp"]).wasm_processes == 0
+
+
+def test_default_sandbox_gives_the_wasm_tier_its_workers() -> None:
+    from playground.assembly import default_sandbox
+
+    sandbox = default_sandbox(wasm_processes=2)
+    try:
+        assert sandbox.backends["wasm"].processes == 2  # type: ignore[attr-defined]
     finally:
         sandbox.close()

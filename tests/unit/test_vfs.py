@@ -291,3 +291,21 @@ def test_unlimited_quota() -> None:
     for i in range(300):
         v.write_file(f"/work/{i}", b"x" * 1000)
     assert v.bytes_used == 300_000
+
+
+def test_adopt_takes_over_a_copy_that_changed_elsewhere() -> None:
+    """A Wasm worker process runs the guest on a pickled copy of the run's tree and sends it back
+    (``backends/wasm/procpool``); the run's own VFS takes it over, counters and ownership included."""
+    import pickle
+
+    mine = VFS(fs_quota=1000, max_files=20)
+    mine.seed_inputs({"data.txt": b"in"})
+    copy: VFS = pickle.loads(pickle.dumps(mine))
+    copy.write_file("/out/result.txt", b"made there")
+    copy.quota_hit = True
+    mine.adopt(copy)
+    assert mine.collect_out() == {"result.txt": b"made there"}
+    assert (mine.bytes_used, mine.nodes_used, mine.quota_hit) == (copy.bytes_used, copy.nodes_used, True)
+    assert mine.lookup("/out/result.txt").owner is mine and mine.lookup("/in/data.txt").owner is mine
+    mine.write_file("/out/more.txt", b"x" * 10)  # charged here from now on
+    assert mine.bytes_used == copy.bytes_used + 10

@@ -1,0 +1,299 @@
+"""Worker processes for one-shot Wasm runs (``WasmBackend(processes=N)``), so concurrent runs go in parallel.
+
+In one process, two runs in flight went no faster than one (measured on
+2 cores: JavaScript hello 0.75x, numpy 1.03x): our WASI host functions are
+Python, so runs take turns at the interpreter lock (a fifth of the CPU went
+to handing it over), and every copy-on-write fault of a snapshot page that
+a run read before writing flushes the TLB of each core running a thread of
+the process. A worker process (``procworker``) has its own of both.
+
+The policy: the first run in flight runs in this process as before (no
+hand-over to pay: sequential runs are as fast as without workers); a run
+that starts while another is in flight goes to an idle worker when one is
+ready, else it runs here too. So a run never waits for a worker, and only
+concurrency spreads out. The workers start in the background at the first
+run (each is ready about a second later) and stay.
+Runs with a keyboard (``Request.input``) stay here: typing goes to this
+process.
+
+What crosses: the pack (once per worker and key: a variant's Wasm spec
+object), the spec, the resolved limits, stdin and the run's tree out; the
+output and progress as they come, then the outcome or the error, the tree
+and the attempts back (``procwire``). The parent's tree takes over the
+worker's (``VFS.adopt``), so ``Result.files`` and the usage are read as
+for any run. Cancelling the awaiting task cancels the job in the worker
+and waits for its answer, as for a thread. A worker that dies fails its
+job with ``HostFailure`` and is replaced at the next run. ``close``
+kills the workers (quitting never waits for them).
+
+Cost: each worker is a Python process with wasmtime, the compiled code
+mapped from the cache and its own copy of each snapshot image it used:
+``idle_memory`` reports their resident memory (``playground doctor``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Final
+
+from backends.wasm import procwire, runner
+from playground.core import errors, handoff
+from playground.core.attempts import Attempt
+from playground.core.backend import Request
+from playground.core.errors import OutputLimitExceeded
+from playground.core.pack import WasmSpec
+from playground.core.result import Outcome
+from playground.core.vfs import VFS
+
+log = logging.getLogger(__name__)
+
+#: The most worker processes a backend may have.
+MAX_PROCESSES: Final = 16
+
+#: Errors a worker reports by name, raised here as the same kind (others become ``HostFailure``).
+_ERRORS: Final[dict[str, type[Exception]]] = {
+    cls.__name__: cls
+    for cls in (
+        errors.TimeLimitExceeded, errors.CPUTimeLimitExceeded, errors.MemoryLimitExceeded,
+        errors.OutputLimitExceeded, errors.FSQuotaExceeded, errors.BackendUnavailable, errors.InvalidSpec,
+        errors.Unsupported, runner.HostFailure, runner.RunCancelled,
+    )
+}  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Job:
+    request: Request
+    delivery: handoff.Delivery[Outcome]
+
+
+@dataclass(slots=True)
+class _Process:
+    """One worker process and what this side knows of it."""
+
+    proc: subprocess.Popen[bytes]
+    writer: procwire.Writer
+    ready: bool = False
+    busy: bool = False
+    dead: bool = False
+    #: Pack keys this worker has been sent.
+    packs: set[tuple[str, int]] = field(default_factory=set)
+    job: tuple[int, _Job] | None = None
+
+
+class ProcessPool:
+    """Up to ``size`` worker processes over the backend's cache ``root``. Thread-safe."""
+
+    def __init__(self, size: int, root: Path) -> None:
+        if not 0 < size <= MAX_PROCESSES:
+            raise ValueError(f"processes must be between 1 and {MAX_PROCESSES}, got {size}")
+        self.size = size
+        self._root = root
+        self._lock = threading.Lock()
+        self._procs: list[_Process] = []
+        self._jobs = itertools.count(1)
+        self._closed = False
+        #: Runs sent to workers so far.
+        self.dispatched = 0
+        #: Keeps each sent pack's Wasm spec alive, so the id in its key is never reused.
+        self._held: dict[tuple[str, int], WasmSpec] = {}
+
+    # -- dispatch ------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Start the workers that are missing (in the background: each is ready about a second later)."""
+        with self._lock:
+            self._fill()
+
+    def _fill(self) -> None:
+        if self._closed:
+            return
+        self._procs = [p for p in self._procs if not p.dead]
+        while len(self._procs) < self.size:
+            started = self._start()
+            if started is None:
+                break
+            self._procs.append(started)
+
+    def take(self, request: Request) -> _Process | None:
+        """An idle, ready worker for ``request`` (marked busy), or None: run it in this process."""
+        if request.input is not None or request.pack.wasm is None:
+            return None
+        with self._lock:
+            if self._closed:
+                return None
+            self._fill()
+            for proc in self._procs:
+                if proc.ready and not proc.busy and not proc.dead:
+                    proc.busy = True
+                    self.dispatched += 1
+                    return proc
+        return None
+
+    async def run(
+        self, proc: _Process, request: Request, translate: Callable[[BaseException], BaseException]
+    ) -> Outcome:
+        """Run ``request`` on ``proc`` (from ``take``); see the module docstring for cancellation."""
+        job_id = next(self._jobs)
+        job = _Job(request, handoff.Delivery(translate))
+        pack = request.pack
+        assert pack.wasm is not None
+        key = (pack.name, id(pack.wasm))
+        try:
+            with self._lock:
+                self._held.setdefault(key, pack.wasm)
+                proc.job = (job_id, job)
+                if key not in proc.packs:
+                    proc.writer.send(("pack", key, pack))
+                    proc.packs.add(key)
+                proc.writer.send(("run", job_id, key, request.spec, request.limits, request.stdin, request.vfs))
+        except (OSError, ValueError) as exc:
+            self._died(proc, f"cannot reach the worker process: {exc}")
+        return await handoff.await_worker(job.delivery.future, stop=lambda: self._cancel(proc, job_id))
+
+    def _cancel(self, proc: _Process, job_id: int) -> None:
+        try:
+            proc.writer.send(("cancel", job_id))
+        except (OSError, ValueError):
+            pass  # it is gone: its reader fails the job
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def _start(self) -> _Process | None:
+        """A new worker process (its reader thread marks it ready). Called with the lock held."""
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "backends.wasm.procworker", str(self._root)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": _import_root()}, start_new_session=True,
+            )  # fmt: skip
+        except OSError as exc:
+            log.warning("cannot start a Wasm worker process: %s", exc)
+            return None
+        assert proc.stdin is not None and proc.stdout is not None
+        started = _Process(proc=proc, writer=procwire.Writer(proc.stdin))
+        threading.Thread(target=self._read, args=(started, proc.stdout), name="procpool-read", daemon=True).start()
+        return started
+
+    def _read(self, proc: _Process, stream: IO[bytes]) -> None:
+        """One worker's messages: output and progress as they come, then each job's answer."""
+        reason = "the worker process ended"
+        try:
+            while (message := procwire.receive(stream)) is not None:
+                self._take_message(proc, message)
+        except Exception as exc:  # a broken frame: the worker is no longer trusted to be in step
+            reason = f"the worker process sent a broken message: {exc}"
+        self._died(proc, reason)
+
+    def _take_message(self, proc: _Process, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "ready":
+            with self._lock:
+                proc.ready = True
+            return
+        current = proc.job
+        if current is None or current[0] != message[1]:
+            return  # a late message of a job already failed
+        job = current[1]
+        request = job.request
+        if kind == "output":
+            try:
+                request.output.write(message[2], message[3])
+            except OutputLimitExceeded:
+                pass  # the worker's own capture has the same cap and stops the guest
+        elif kind == "progress":
+            if request.progress is not None:
+                try:
+                    request.progress(message[2], message[3])
+                except Exception:
+                    log.exception("progress callback failed")
+        elif kind in ("done", "failed"):
+            vfs: VFS = message[-3]
+            attempts: tuple[Attempt, ...] = message[-2]
+            request.vfs.adopt(vfs)
+            request.attempts.merge(attempts, dropped=message[-1])
+            with self._lock:
+                proc.job = None
+                proc.busy = False
+            if kind == "done":
+                job.delivery.settle(message[2])
+            else:
+                job.delivery.settle(_error(message[2], message[3], message[4]))
+
+    def _died(self, proc: _Process, reason: str) -> None:
+        with self._lock:
+            proc.dead = True
+            current, proc.job = proc.job, None
+        if current is not None:
+            current[1].delivery.settle(runner.HostFailure(f"{reason} during the run"))
+        _kill(proc.proc)
+
+    # -- cost and life -----------------------------------------------------------------------
+
+    def idle_memory(self) -> list[int]:
+        """Resident memory (bytes) of each live worker process."""
+        with self._lock:
+            pids = [p.proc.pid for p in self._procs if not p.dead]
+        sizes = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/statm") as statm:
+                    sizes.append(int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
+            except (OSError, ValueError, IndexError):
+                continue
+        return sizes
+
+    def ready(self) -> int:
+        """How many workers are started and ready for runs."""
+        with self._lock:
+            return sum(1 for p in self._procs if p.ready and not p.dead)
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            return [p.proc.pid for p in self._procs if not p.dead]
+
+    def close(self) -> None:
+        """Kill every worker at once; a job in flight fails (its run was being abandoned anyway)."""
+        with self._lock:
+            self._closed = True
+            procs, self._procs = self._procs, []
+        for proc in procs:
+            _kill(proc.proc)
+
+
+def _error(name: str, message: str, outcome: Outcome | None) -> BaseException:
+    cls = _ERRORS.get(name)
+    if cls is None:
+        return runner.HostFailure(f"the worker process failed: {name}: {message}")
+    if issubclass(cls, errors.LimitExceeded):
+        return cls(message, outcome=outcome)
+    return cls(message)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        proc.kill()
+    except OSError:
+        pass
+    for stream in (proc.stdin, proc.stdout):
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass
+    threading.Thread(target=proc.wait, name="procpool-reap", daemon=True).start()
+
+
+def _import_root() -> str:
+    """Where ``backends`` and ``playground`` are imported from here, first on the worker's path."""
+    here = str(Path(__file__).resolve().parents[2])
+    rest = os.environ.get("PYTHONPATH", "")
+    return here + (os.pathsep + rest if rest else "")

@@ -1,0 +1,102 @@
+"""The wire between the Wasm backend and its worker processes (``procpool``, ``procworker``): framed pickles.
+
+Both ends are this project's own code in processes of the same user; the
+guest never reaches the pipes (it is inside WebAssembly in the worker).
+A frame is a 4-byte little-endian length and a pickle. Messages are
+tuples whose first item names them:
+
+parent -> worker
+    ``("pack", key, pack)``: a pack the next runs refer to by ``key``;
+    ``("run", job, key, spec, limits, stdin, vfs)``;
+    ``("cancel", job)``.
+worker -> parent
+    ``("ready",)`` once it has started;
+    ``("output", job, stream, bytes)``, ``("progress", job, text, fraction)``;
+    ``("done", job, outcome, vfs, attempts, dropped)``;
+    ``("failed", job, error_name, message, outcome, vfs, attempts, dropped)``.
+
+The core's data holds read-only mappings (``MappingProxyType``), which
+pickle cannot take by itself; the pickler here sends them as dicts and
+makes them read-only again on the other side.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import io
+import pickle
+import struct
+import threading
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import IO, Any, Final
+
+_LENGTH: Final = struct.Struct("<I")
+#: A frame larger than this is refused (a program's tree is bounded by its quota, far below).
+MAX_FRAME: Final = 1 << 31
+
+
+def read_only(items: dict[Any, Any]) -> Mapping[Any, Any]:
+    """A dict made read-only again on the receiving side."""
+    return MappingProxyType(items)
+
+
+_DISPATCH: Final[dict[type, Any]] = {**copyreg.dispatch_table, MappingProxyType: lambda m: (read_only, (dict(m),))}
+
+
+def dumps(message: tuple[Any, ...]) -> bytes:
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
+    pickler.dump(message)
+    return buffer.getvalue()
+
+
+class Writer:
+    """Frames written whole by any thread."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """Write one message (raises OSError when the other end is gone)."""
+        data = dumps(message)
+        with self._lock:
+            self._stream.write(_LENGTH.pack(len(data)) + data)
+            self._stream.flush()
+
+
+def receive(stream: IO[bytes]) -> tuple[Any, ...] | None:
+    """The next message, or None at the end of the stream.
+
+    Raises:
+        OSError: a frame is cut short or too large.
+    """
+    head = _read_exactly(stream, _LENGTH.size)
+    if head is None:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    if size > MAX_FRAME:
+        raise OSError(f"a frame of {size} bytes")
+    body = _read_exactly(stream, size)
+    if body is None:
+        raise OSError("the stream ended inside a frame")
+    message = pickle.loads(body)
+    if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
+        raise OSError("not a message")
+    return message
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            if chunks:
+                raise OSError("the stream ended inside a frame")
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,124 @@
+"""A worker process of the Wasm backend (``procpool``): runs one-shot runs sent over its stdin, one at a time.
+
+    python -m backends.wasm.procworker CACHE_DIR
+
+Why a process: one-shot runs in one process share its interpreter lock
+(our WASI is Python) and its address space (each copy-on-write fault of a
+snapshot page flushes the TLB of every core running a thread of the
+process), so two runs in flight went no faster than one. A worker has its
+own of both. It is a ``WasmBackend`` of its own over the same cache (the
+compiled modules and snapshots are files there), fed the core's request:
+the pack (once per key), the spec, the resolved limits, stdin and the
+run's tree. It enforces the limits itself, streams output and progress
+back as they come, and answers with the outcome or the error, the tree
+(without the runtime's mounts, which are the worker's own) and the
+attempts. ``("cancel", job)`` stops the job in flight.
+
+Everything about the guest is as in the parent: the same backend code
+runs it. The worker exits when its stdin closes (the parent went away).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from backends.wasm import procwire
+from backends.wasm.backend import WasmBackend
+from backends.wasm.state import RunControl
+from playground.core.attempts import AttemptLog
+from playground.core.backend import Request
+from playground.core.output import OutputCapture, Stream
+from playground.core.pack import Pack
+from playground.core.vfs import VFS
+
+
+class _Worker:
+    def __init__(self, cache_dir: Path, writer: procwire.Writer) -> None:
+        self._backend = WasmBackend(cache_dir=cache_dir)
+        self._writer = writer
+        self._packs: dict[Any, Pack] = {}
+        self._jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._current: tuple[int, RunControl] | None = None
+
+    def read(self) -> None:
+        """The reader thread: packs and cancels are taken at once, runs queued for the main thread."""
+        try:
+            while (message := procwire.receive(sys.stdin.buffer)) is not None:
+                kind = message[0]
+                if kind == "pack":
+                    self._packs[message[1]] = message[2]
+                elif kind == "cancel":
+                    with self._lock:
+                        if self._current is not None and self._current[0] == message[1]:
+                            self._current[1].cancel()
+                elif kind == "run":
+                    self._jobs.put(message)
+        except OSError:
+            pass
+        finally:
+            self._jobs.put(None)
+
+    def serve(self) -> None:
+        while (message := self._jobs.get()) is not None:
+            self._run(message)
+
+    def _run(self, message: tuple[Any, ...]) -> None:
+        _, job, key, spec, limits, stdin, vfs = message
+        send = self._writer.send
+        before = set(vfs.root.children)
+        attempts = AttemptLog()
+
+        def output(stream: Stream, data: bytes) -> None:
+            send(("output", job, stream, bytes(data)))
+
+        def progress(text: str, fraction: float = -1.0) -> None:
+            send(("progress", job, text, fraction))
+
+        request = Request(
+            pack=self._packs[key], spec=spec, limits=limits, vfs=vfs, stdin=stdin, progress=progress,
+            output=OutputCapture(limits.max_output_cap, output), attempts=attempts,
+        )  # fmt: skip
+        control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
+        with self._lock:
+            self._current = (job, control)
+        try:
+            outcome = self._backend.run_here(request, control)
+        except Exception as exc:  # every error goes back by name; the parent raises its own kind
+            _strip(vfs, before)
+            error = (type(exc).__name__, str(exc), getattr(exc, "outcome", None))
+            send(("failed", job, *error, vfs, attempts.snapshot(), attempts.dropped))
+        else:
+            _strip(vfs, before)
+            send(("done", job, outcome, vfs, attempts.snapshot(), attempts.dropped))
+        finally:
+            with self._lock:
+                self._current = None
+
+
+def _strip(vfs: VFS, before: set[str]) -> None:
+    """Take the runtime's mounts (host-made, the worker's own) out of the tree before it goes back."""
+    for name in set(vfs.root.children) - before:
+        del vfs.root.children[name]
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is the parent's to handle
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt the wire
+    writer = procwire.Writer(out)
+    worker = _Worker(Path(argv[1]), writer)
+    threading.Thread(target=worker.read, name="procworker-read", daemon=True).start()
+    writer.send(("ready",))
+    worker.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,204 @@
+"""One-shot runs in the Wasm backend's worker processes (``WasmBackend(processes=N)``, ``procpool``).
+
+A run goes to a worker when it starts while another is in flight here; the
+tests hold one slow run in this process (``_overlapping``) so the run under
+test goes to a worker (``ProcessPool.dispatched`` proves it), then check
+that everything a run has is the same there: isolation, arguments and
+files, output streamed as it comes, limits, attempts, cancellation; a
+worker that dies fails only its run and is replaced; closing kills them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
+
+import pytest
+
+from backends.wasm import WasmBackend
+from backends.wasm.procpool import ProcessPool
+from backends.wasm.runner import HostFailure
+from playground.core import (
+    FSQuotaExceeded,
+    Limits,
+    MemoryLimitExceeded,
+    OutputLimitExceeded,
+    Result,
+    Sandbox,
+    Spec,
+    TimeLimitExceeded,
+)
+from playground.core.limits import MiB
+from playground.packs import javascript, python
+from tests.integration.wasm.conftest import require_runtime
+from tests.integration.wasm.test_snapshot import ISOLATION
+
+T = TypeVar("T")
+SLOW = Spec(lang="python", code="import time\ntime.sleep(3)")
+
+
+@pytest.fixture
+async def pooled() -> AsyncIterator[tuple[Sandbox, ProcessPool]]:
+    backend = WasmBackend(processes=2)
+    require_runtime(backend, python.PACK)
+    with Sandbox(backends=[backend], packs=[python.PACK, javascript.PACK], default_limits=Limits(wall_time=20)) as sb:
+        await sb.run(Spec(lang="python", code="pass"))  # starts the workers
+        pool = backend._pool  # the pool under test
+        assert pool is not None
+        deadline = time.monotonic() + 30
+        while pool.ready() < 2:
+            assert time.monotonic() < deadline, "the worker processes never got ready"
+            await asyncio.sleep(0.05)
+        yield sb, pool
+
+
+async def _overlapping(sb: Sandbox, pool: ProcessPool, work: Awaitable[T]) -> T:
+    """``work`` started while a slow run is in flight here, so a worker takes it."""
+    slow = asyncio.create_task(sb.run(SLOW))
+    await asyncio.sleep(0.2)
+    before = pool.dispatched
+    try:
+        return await work
+    finally:
+        assert pool.dispatched > before, "the run did not go to a worker process"
+        slow.cancel()
+        await asyncio.gather(slow, return_exceptions=True)
+
+
+async def test_runs_in_workers_share_nothing(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+    clean = b"seen False None None None False False None False False False\n"
+    for _ in range(3):
+        result = await _overlapping(sb, pool, sb.run(Spec(lang="python", code=ISOLATION)))
+        assert (result.exit_code, result.stdout, result.stderr) == (0, clean, b"")
+    results = await asyncio.gather(*(sb.run(Spec(lang="python", code=ISOLATION)) for _ in range(6)))
+    assert [r.stdout for r in results] == [clean] * 6
+    assert pool.dispatched >= 4
+
+
+async def test_a_run_in_a_worker_is_the_same_run(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+    code = (
+        "import os, sys\nprint(sys.argv[1:], os.environ['X'], input(), open('/in/data.txt').read())\n"
+        "open('/out/made.txt', 'w').write('from the guest')\nos.makedirs('/out/sub')\n"
+        "open('/out/sub/deep.bin', 'wb').write(bytes(range(5)))\n"
+        "print('to stderr', file=sys.stderr)\nraise SystemExit(3)\n"
+    )
+    spec = Spec(lang="python", code=code, args=("a b",), env={"X": "1"}, stdin=b"typed\n", files={"data.txt": b"in"})
+    here = await sb.run(spec)
+    there = await _overlapping(sb, pool, sb.run(spec))
+    for result in (here, there):
+        assert result.exit_code == 3
+        assert result.stdout == b"['a b'] 1 typed in\n" and result.stderr == b"to stderr\n"
+        assert result.files == {"made.txt": b"from the guest", "sub/deep.bin": bytes(range(5))}
+    assert there.usage.fs_files == here.usage.fs_files and there.usage.fs_bytes == here.usage.fs_bytes
+    js = await _overlapping(sb, pool, sb.run(Spec(lang="javascript", code="console.log(6 * 7)")))
+    assert js.stdout == b"42\n"
+
+
+async def test_output_streams_from_a_worker_as_it_comes(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+    seen: list[tuple[float, bytes]] = []
+    code = "import time\nprint('first', flush=True)\ntime.sleep(0.5)\nprint('second')"
+    started = time.monotonic()
+    run = sb.run(Spec(lang="python", code=code), on_output=lambda _s, data: seen.append((time.monotonic(), data)))
+    result = await _overlapping(sb, pool, run)
+    assert result.stdout == b"first\nsecond\n"
+    assert seen[0][1] == b"first\n" and seen[0][0] - started < result.usage.wall - 0.3  # before the sleep ended
+
+
+async def test_limits_hold_in_a_worker(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+    with pytest.raises(TimeLimitExceeded):
+        await _overlapping(sb, pool, sb.run(Spec(lang="python", code="while True: pass", limits=Limits(wall_time=0.5))))
+    with pytest.raises(MemoryLimitExceeded) as memory:
+        await _overlapping(sb, pool, sb.run(Spec(lang="python", code="x = bytearray(300 << 20)",
+                                                 limits=Limits(memory=64 * MiB))))  # fmt: skip
+    assert memory.value.result is not None
+    with pytest.raises(OutputLimitExceeded) as flood:
+        await _overlapping(sb, pool, sb.run(Spec(lang="python", code="while True: print('x' * 1000)",
+                                                 limits=Limits(max_output=10_000))))  # fmt: skip
+    assert flood.value.result is not None and len(flood.value.result.stdout) == 10_000
+    with pytest.raises(FSQuotaExceeded):
+        await _overlapping(sb, pool, sb.run(Spec(lang="python", code="open('big', 'wb').write(b'x' * (4 << 20))",
+                                                 limits=Limits(fs_quota=1 * MiB))))  # fmt: skip
+
+
+async def test_attempts_in_a_worker_are_reported(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+    code = "try:\n    open('/etc/passwd')\nexcept OSError:\n    print('refused')\n"
+    result: Result = await _overlapping(sb, pool, sb.run(Spec(lang="python", code=code)))
+    assert result.stdout == b"refused\n"
+    assert any(a.target == "/etc/passwd" for a in result.attempts), result.attempts
+
+
+async def test_cancelling_a_run_in_a_worker_stops_it(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+
+    async def cancelled() -> float:
+        task = asyncio.create_task(sb.run(Spec(lang="python", code="while True: pass")))
+        await asyncio.sleep(0.5)
+        at = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - at
+
+    assert await _overlapping(sb, pool, cancelled()) < 1.0
+    again = await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('next')")))
+    assert again.stdout == b"next\n"
+
+
+async def test_a_worker_that_dies_fails_only_its_run_and_is_replaced(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+    victims = pool.pids()
+
+    async def killed() -> None:
+        task = asyncio.create_task(sb.run(Spec(lang="python", code="while True: pass")))
+        await asyncio.sleep(0.5)
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        with pytest.raises(HostFailure, match="worker process"):
+            await task
+
+    await _overlapping(sb, pool, killed())
+    deadline = time.monotonic() + 30
+    while pool.ready() < 2:
+        await sb.run(Spec(lang="python", code="pass"))  # a run starts the missing workers
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    assert not set(victims) & set(pool.pids())
+    result = await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('alive')")))
+    assert result.stdout == b"alive\n"
+
+
+async def test_closing_kills_the_workers_at_once() -> None:
+    backend = WasmBackend(processes=2)
+    require_runtime(backend, python.PACK)
+    with Sandbox(backends=[backend], packs=[python.PACK]) as sb:
+        await sb.run(Spec(lang="python", code="pass"))
+        pool = backend._pool
+        assert pool is not None
+        deadline = time.monotonic() + 30
+        while pool.ready() < 2:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        pids = pool.pids()
+        assert len(pids) == 2 and all(size > 0 for size in pool.idle_memory())
+        (line,) = [d for d in backend.diagnostics() if d.name == "wasm worker processes"]
+        assert line.detail.startswith("2 for one-shot runs that overlap (2 started; resident "), line
+        started = time.monotonic()
+    assert time.monotonic() - started < 1.0
+    await asyncio.sleep(0.5)
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_the_pool_size_is_bounded() -> None:
+    with pytest.raises(ValueError, match="between 1 and"):
+        WasmBackend(processes=99)
