@@ -291,7 +291,10 @@ class WasmBackend:
         # The first run in flight runs here (no hand-over to pay); one that overlaps it goes to an idle worker.
         worker = self._pool.take(request) if self._pool is not None and self._here > 0 else None
         if worker is not None and self._pool is not None:
-            return await self._pool.run(worker, request, _as_async)
+            try:
+                return await self._pool.run(worker, request, _as_async)
+            except procpool.NotSent as exc:
+                log.warning("a run stays in this process: %s", exc)
         if self._pool is not None:
             self._pool.warm()
         memory = limits.memory_cap

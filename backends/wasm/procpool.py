@@ -23,8 +23,10 @@ and the attempts back (``procwire``). The parent's tree takes over the
 worker's (``VFS.adopt``), so ``Result.files`` and the usage are read as
 for any run. Cancelling the awaiting task cancels the job in the worker
 and waits for its answer, as for a thread. A worker that dies fails its
-job with ``HostFailure`` and is replaced at the next run. ``close``
-kills the workers (quitting never waits for them).
+job with ``HostFailure`` and is replaced at the next run (after three
+that die before they are ready, the pool stops starting them: runs stay
+here). A run whose data does not reach the worker (``NotSent``) runs here.
+``close`` kills the workers (quitting never waits for them).
 
 Cost: each worker is a Python process with wasmtime, the compiled code
 mapped from the cache and its own copy of each snapshot image it used:
@@ -57,6 +59,8 @@ log = logging.getLogger(__name__)
 
 #: The most worker processes a backend may have.
 MAX_PROCESSES: Final = 16
+#: Workers in a row that may die before they are ready (a broken install) before the pool stops starting them.
+MAX_FAILED_STARTS: Final = 3
 
 #: Errors a worker reports by name, raised here as the same kind (others become ``HostFailure``).
 _ERRORS: Final[dict[str, type[Exception]]] = {
@@ -67,6 +71,10 @@ _ERRORS: Final[dict[str, type[Exception]]] = {
         errors.Unsupported, runner.HostFailure, runner.RunCancelled,
     )
 }  # fmt: skip
+
+
+class NotSent(Exception):
+    """The run could not be handed to the worker (it is gone, or the run's data does not pickle): run it here."""
 
 
 @dataclass(slots=True)
@@ -103,6 +111,8 @@ class ProcessPool:
         self._closed = False
         #: Runs sent to workers so far.
         self.dispatched = 0
+        #: Workers in a row that died before they were ready; at ``MAX_FAILED_STARTS`` no more are started.
+        self._failed_starts = 0
         #: Keeps each sent pack's Wasm spec alive, so the id in its key is never reused.
         self._held: dict[tuple[str, int], WasmSpec] = {}
 
@@ -114,7 +124,7 @@ class ProcessPool:
             self._fill()
 
     def _fill(self) -> None:
-        if self._closed:
+        if self._closed or self._failed_starts >= MAX_FAILED_STARTS:
             return
         self._procs = [p for p in self._procs if not p.dead]
         while len(self._procs) < self.size:
@@ -155,8 +165,13 @@ class ProcessPool:
                     proc.writer.send(("pack", key, pack))
                     proc.packs.add(key)
                 proc.writer.send(("run", job_id, key, request.spec, request.limits, request.stdin, request.vfs))
-        except (OSError, ValueError) as exc:
-            self._died(proc, f"cannot reach the worker process: {exc}")
+        except Exception as exc:  # nothing reached the worker but whole frames: it is in step, or gone
+            with self._lock:
+                proc.job = None
+                proc.busy = False
+            if isinstance(exc, OSError):
+                self._died(proc, "the worker process is gone")
+            raise NotSent(str(exc)) from None
         return await handoff.await_worker(job.delivery.future, stop=lambda: self._cancel(proc, job_id))
 
     def _cancel(self, proc: _Process, job_id: int) -> None:
@@ -198,6 +213,7 @@ class ProcessPool:
         if kind == "ready":
             with self._lock:
                 proc.ready = True
+                self._failed_starts = 0
             return
         current = proc.job
         if current is None or current[0] != message[1]:
@@ -209,6 +225,8 @@ class ProcessPool:
                 request.output.write(message[2], message[3])
             except OutputLimitExceeded:
                 pass  # the worker's own capture has the same cap and stops the guest
+            except Exception:  # the caller's listener: its failure is not the worker's
+                log.exception("output listener failed")
         elif kind == "progress":
             if request.progress is not None:
                 try:
@@ -232,6 +250,10 @@ class ProcessPool:
         with self._lock:
             proc.dead = True
             current, proc.job = proc.job, None
+            if not proc.ready:
+                self._failed_starts += 1
+                if self._failed_starts == MAX_FAILED_STARTS:
+                    log.warning("Wasm worker processes keep failing to start (%s); runs stay in this process", reason)
         if current is not None:
             current[1].delivery.settle(runner.HostFailure(f"{reason} during the run"))
         _kill(proc.proc)

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import TypeVar
 
 import pytest
 
-from backends.wasm import WasmBackend
+from backends.wasm import WasmBackend, procpool, procwire
 from backends.wasm.procpool import ProcessPool
 from backends.wasm.runner import HostFailure
 from playground.core import (
@@ -202,3 +204,52 @@ async def test_closing_kills_the_workers_at_once() -> None:
 def test_the_pool_size_is_bounded() -> None:
     with pytest.raises(ValueError, match="between 1 and"):
         WasmBackend(processes=99)
+
+
+async def test_a_run_that_cannot_be_sent_runs_here(
+    pooled: tuple[Sandbox, ProcessPool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sb, pool = pooled
+    send = procwire.Writer.send
+
+    def refusing(self: procwire.Writer, message: tuple[object, ...]) -> None:
+        if message[0] == "run":
+            raise pickle.PicklingError("a spec that does not pickle")
+        send(self, message)
+
+    monkeypatch.setattr(procwire.Writer, "send", refusing)
+    result = await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('here')")))
+    assert result.stdout == b"here\n"
+    monkeypatch.undo()
+    assert pool.ready() == 2  # the worker was freed, not lost
+    again = await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('there')")))
+    assert again.stdout == b"there\n"
+
+
+async def test_a_failing_output_listener_does_not_lose_the_worker(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    sb, pool = pooled
+    pids = pool.pids()
+
+    def broken(_stream: object, _data: bytes) -> None:
+        raise RuntimeError("the caller's listener")
+
+    result = await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('x')"), on_output=broken))
+    assert result.stdout == b"x\n" and pool.pids() == pids
+
+
+async def test_workers_that_cannot_start_stop_being_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # a broken install: every worker exits at once
+    backend = WasmBackend(processes=2)
+    require_runtime(backend, python.PACK)
+    with Sandbox(backends=[backend], packs=[python.PACK]) as sb:
+        pool = backend._pool
+        assert pool is not None
+        for _ in range(8):
+            results = await asyncio.gather(*(sb.run(Spec(lang="python", code="print(1)")) for _ in range(2)))
+            assert [r.stdout for r in results] == [b"1\n"] * 2  # in this process
+            await asyncio.sleep(0.1)
+        assert pool.dispatched == 0 and pool.pids() == []
+        failed = pool._failed_starts
+        assert failed >= procpool.MAX_FAILED_STARTS
+        await asyncio.gather(*(sb.run(Spec(lang="python", code="pass")) for _ in range(2)))
+        assert pool._failed_starts == failed and pool.pids() == []  # no more were started
