@@ -93,8 +93,8 @@ class WasmBackend:
         root = cache_dir if cache_dir is not None else cache_root()
         #: Worker processes that take one-shot runs while another is in flight (``procpool``); None: none.
         self._pool = procpool.ProcessPool(processes, root) if processes else None
-        #: One-shot runs in flight in this process (the event loop's count: changed on the loop only).
-        self._here = 0
+        #: One-shot runs in flight, here or in workers (the event loop's count: changed on the loop only).
+        self._in_flight = 0
         self._packs = tuple(packs)
         self._root = root
         self._artifacts = ArtifactStore(root)
@@ -288,26 +288,26 @@ class WasmBackend:
         if reason is not None:
             raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
         limits = request.limits
-        # The first run in flight runs here (no hand-over to pay); one that overlaps it goes to an idle worker.
-        worker = self._pool.take(request) if self._pool is not None and self._here > 0 else None
-        if worker is not None and self._pool is not None:
-            try:
-                return await self._pool.run(worker, request, _as_async)
-            except procpool.NotSent as exc:
-                log.warning("a run stays in this process: %s", exc)
-        if self._pool is not None:
-            self._pool.warm()
-        memory = limits.memory_cap
-        control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
-        name = f"wasm-run-{next(_run_ids)}"
-        self._here += 1
+        self._in_flight += 1
         try:
+            # A run alone runs here (no hand-over to pay); one that overlaps another goes to an idle worker.
+            worker = self._pool.take(request) if self._pool is not None and self._in_flight > 1 else None
+            if worker is not None and self._pool is not None:
+                try:
+                    return await self._pool.run(worker, request, _as_async)
+                except procpool.NotSent as exc:
+                    log.warning("a run stays in this process: %s", exc)
+            if self._pool is not None:
+                self._pool.warm()
+            memory = limits.memory_cap
+            control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
+            name = f"wasm-run-{next(_run_ids)}"
             return await handoff.in_thread(
                 lambda: self._run_blocking(request, control, memory),
                 start=lambda body: self._submit(body, name), stop=control.cancel, translate=_as_async,
             )  # fmt: skip
         finally:
-            self._here -= 1
+            self._in_flight -= 1
 
     def run_here(self, request: Request, control: RunControl) -> Outcome:
         """Run ``request`` on this thread (a worker process's ``procworker``), as ``run`` does on its worker.

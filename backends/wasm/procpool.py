@@ -7,11 +7,13 @@ to handing it over), and every copy-on-write fault of a snapshot page that
 a run read before writing flushes the TLB of each core running a thread of
 the process. A worker process (``procworker``) has its own of both.
 
-The policy: the first run in flight runs in this process as before (no
-hand-over to pay: sequential runs are as fast as without workers); a run
-that starts while another is in flight goes to an idle worker when one is
-ready, else it runs here too. So a run never waits for a worker, and only
-concurrency spreads out. The workers start in the background at the first
+The policy: a run that starts while no other is in flight runs in this
+process as before (no hand-over to pay: sequential runs are as fast as
+without workers); one that starts while another is in flight, here or in a
+worker, goes to an idle worker when one is ready, else it runs here too. So
+a run never waits for a worker, only concurrency spreads out, and under
+steady concurrency the runs go to workers and this process only hands
+them over. The workers start in the background at the first
 run (each is ready about a second later) and stay.
 Runs with a keyboard (``Request.input``) stay here: typing goes to this
 process.

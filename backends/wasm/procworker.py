@@ -25,6 +25,8 @@ import queue
 import signal
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +77,8 @@ class _Worker:
         before = set(vfs.root.children)
         attempts = AttemptLog()
 
-        def output(stream: Stream, data: bytes) -> None:
-            send(("output", job, stream, bytes(data)))
+        pump = _OutputPump(job, send)
+        output = pump.add
 
         def progress(text: str, fraction: float = -1.0) -> None:
             send(("progress", job, text, fraction))
@@ -89,7 +91,10 @@ class _Worker:
         with self._lock:
             self._current = (job, control)
         try:
-            outcome = self._backend.run_here(request, control)
+            try:
+                outcome = self._backend.run_here(request, control)
+            finally:
+                pump.close()  # every chunk goes before the answer
         except Exception as exc:  # every error goes back by name; the parent raises its own kind
             _strip(vfs, before)
             error = (type(exc).__name__, str(exc), getattr(exc, "outcome", None))
@@ -100,6 +105,68 @@ class _Worker:
         finally:
             with self._lock:
                 self._current = None
+
+
+class _OutputPump:
+    """A job's output, sent in batches: what the guest wrote within ``DELAY`` goes as one message per stream run.
+
+    A guest that prints line by line would otherwise cost a message per
+    line (a 100,000-line flood took 1.7x as long in a worker). A batch goes
+    at once when it reaches ``BATCH`` bytes, else within ``DELAY``, so the
+    output still shows as it comes; ``close`` sends the rest, before the
+    job's answer.
+    """
+
+    DELAY = 0.005
+    BATCH = 64 << 10
+
+    def __init__(self, job: int, send: Callable[[tuple[Any, ...]], None]) -> None:
+        self._job = job
+        self._send = send
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Stream, bytes]] = []
+        self._size = 0
+        self._wake = threading.Event()
+        self._closed = False
+        self._thread = threading.Thread(target=self._flusher, name="procworker-output", daemon=True)
+        self._thread.start()
+
+    def add(self, stream: Stream, data: bytes) -> None:
+        with self._lock:
+            self._pending.append((stream, bytes(data)))
+            self._size += len(data)
+            full = self._size >= self.BATCH
+        if full:
+            self.flush()
+        else:
+            self._wake.set()
+
+    def flush(self) -> None:
+        with self._lock:  # held while sending, so batches leave in order
+            pending, self._pending, self._size = self._pending, [], 0
+            merged: list[tuple[Stream, list[bytes]]] = []
+            for stream, data in pending:
+                if merged and merged[-1][0] is stream:
+                    merged[-1][1].append(data)
+                else:
+                    merged.append((stream, [data]))
+            for stream, parts in merged:
+                self._send(("output", self._job, stream, b"".join(parts)))
+
+    def _flusher(self) -> None:
+        while not self._closed:
+            self._wake.wait()
+            self._wake.clear()
+            time.sleep(self.DELAY)
+            try:
+                self.flush()
+            except OSError:
+                return  # the parent is gone
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self.flush()
 
 
 def _strip(vfs: VFS, before: set[str]) -> None:
