@@ -49,7 +49,8 @@ from playground.core.pack import Artifact, Pack, WasmSnapshot, WasmSpec
 from playground.core.result import Outcome
 from playground.core.serve import GuestService, ServeRequest
 from playground.core.session import GuestSession, SessionRequest
-from playground.core.variants import variant_pack
+from playground.core.spec import Spec
+from playground.core.variants import DETECTORS, variant_pack
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,8 @@ class WasmBackend:
         kinds = []
         if spec.snapshot is not None:
             kinds.append(_SnapshotKind("snapshot", "runs", spec.snapshot, ()))
+        for extra in spec.import_snapshots:
+            kinds.append(_SnapshotKind(f"snapshot for {', '.join(extra.for_imports)}", "runs", extra, ()))
         session_snap = session.session_snapshot(pack)
         if session_snap is not None:
             kinds.append(_SnapshotKind("session snapshot", "sessions", session_snap, (SESSION_DIR,)))
@@ -456,7 +459,7 @@ class WasmBackend:
         """
         pack, spec = request.pack, request.pack.wasm
         assert spec is not None
-        snap = spec.snapshot
+        snap = _snapshot_for(spec, request.spec)
         if snap is None or request.spec.uses_caller_root:
             return None
         env = launch.environment(pack, request.spec)
@@ -465,11 +468,14 @@ class WasmBackend:
         data = snapshot.payload(snap, launch.argv(pack, request.spec, has_program=True), env)
         if len(data) > snapshot.MAX_PAYLOAD:
             return None
-        got = self.snapshots.image(pack, request.progress)
+        got = self.snapshots.image(pack, request.progress, snap)
+        if got is None and snap is not spec.snapshot and spec.snapshot is not None:  # that one failed: the plain one
+            snap = spec.snapshot
+            got = self.snapshots.image(pack, request.progress, snap)
         if got is None:
             return None
         module, image = got
-        self.snapshots.warm_up(pack, module, image)
+        self.snapshots.warm_up(pack, module, image, snap=snap)
         return module, image.start(f"the {pack.name} snapshot", data)
 
     def _transform(self, spec: WasmSpec, program: bytes, request: Request, guest_path: str) -> bytes | str:
@@ -506,6 +512,23 @@ def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:
         finally:
             threading.stack_size(previous)
     return thread
+
+
+def _snapshot_for(spec: WasmSpec, program: Spec) -> WasmSnapshot | None:
+    """The snapshot a one-shot run of ``program`` starts from: the first of ``spec.import_snapshots`` whose
+    modules it imports (``variants.DETECTORS``), else the spec's own (None: it has none)."""
+    if spec.import_snapshots:
+        code = program.code_bytes.decode("utf-8", "replace")
+        found: dict[str, set[str]] = {}
+        for extra in spec.import_snapshots:
+            detect = DETECTORS.get(extra.detector)
+            if detect is None:
+                continue
+            if extra.detector not in found:
+                found[extra.detector] = detect(code)
+            if found[extra.detector] & set(extra.for_imports):
+                return extra
+    return spec.snapshot
 
 
 def _modules_of(pack: Pack) -> list[Artifact]:

@@ -155,6 +155,10 @@ class WasmSnapshot:
     alloc_export: str = ""
     #: What the capture runs through ``entry_export`` (the snapshot is taken when it returns 0).
     capture_source: str = ""
+    #: For ``WasmSpec.import_snapshots``: the top-level modules (found by the core's ``detector``, e.g.
+    #: ``"python-imports"``) whose import by a program makes its run start from this snapshot.
+    for_imports: tuple[str, ...] = ()
+    detector: str = ""
     preload: tuple[str, ...] = ()
     cold_env: tuple[str, ...] = ()
     #: A typical program of the language (the backend runs it twice when it first loads the snapshot, to
@@ -165,6 +169,9 @@ class WasmSnapshot:
         object.__setattr__(self, "capture_args", tuple(self.capture_args))
         object.__setattr__(self, "preload", tuple(self.preload))
         object.__setattr__(self, "cold_env", tuple(self.cold_env))
+        object.__setattr__(self, "for_imports", tuple(self.for_imports))
+        if bool(self.for_imports) != bool(self.detector):
+            raise InvalidPack("a snapshot's for_imports and detector go together")
         if not _SHA256.match(self.artifact_sha256):
             raise InvalidPack("snapshot artifact_sha256 must be 64 lower-case hex digits")
         if self.entry_export:
@@ -244,6 +251,10 @@ class WasmSpec:
     #: The same for REPL sessions: the interpreter with ``session``'s driver compiled, captured before it
     #: runs (``{driver}`` in its ``capture_args`` is the driver script); None: sessions start cold.
     session_snapshot: WasmSnapshot | None = None
+    #: Snapshots with more preloaded, for programs that import what they preload (``WasmSnapshot.for_imports``):
+    #: a one-shot run starts from the first whose modules its program imports, else from ``snapshot``. Why
+    #: not one snapshot with everything: its memory is every run's starting point, charged to its limit.
+    import_snapshots: tuple[WasmSnapshot, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
@@ -261,6 +272,14 @@ class WasmSpec:
             raise InvalidPack(f"a {self.transform} transform is not applied by sessions or the serve bridge")
         if self.snapshot is not None and (self.module is None or self.module.sha256 != self.snapshot.artifact_sha256):
             raise InvalidPack("a wasm snapshot is pinned to its runtime: artifact_sha256 must be the module's")
+        object.__setattr__(self, "import_snapshots", tuple(self.import_snapshots))
+        for extra in self.import_snapshots:
+            if self.snapshot is None or extra.artifact_sha256 != self.snapshot.artifact_sha256:
+                raise InvalidPack("an import snapshot goes with the spec's own snapshot, of the same runtime")
+            if not extra.for_imports:
+                raise InvalidPack("an import snapshot names the imports it is for (for_imports)")
+        if self.snapshot is not None and self.snapshot.for_imports:
+            raise InvalidPack("the spec's own snapshot serves every program: it has no for_imports")
         if self.session_snapshot is not None:
             if self.session is None or not self.session.script:
                 raise InvalidPack("a session snapshot needs a REPL driver script to capture")

@@ -92,6 +92,7 @@ PACK = Pack(
                     env=scientific.ENV,
                     typical_start=0.005,  # bench/scientific.py, import numpy from the snapshot (cold: about 0.14)
                     snapshot=scientific.SNAPSHOT,
+                    import_snapshots=scientific.IMPORT_SNAPSHOTS,
                 ),
             ),
         ),

@@ -218,3 +218,26 @@ def test_an_export_entry_gets_its_source_by_length_without_a_nul() -> None:
     data = snapshot.payload(_turn(run_source="run({argv}, {env})"), ["a"], {"K": "v"})
     assert data == b'run(["a"], {"K": "v"})'
     assert snapshot.payload(_snap(), ["a"], {}).endswith(b"\0")
+
+
+def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> None:
+    from backends.wasm.backend import _snapshot_for
+    from playground.core import Spec
+
+    sci = python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
+    tables, plots = sci.import_snapshots
+    assert _snapshot_for(sci, Spec(lang="python", code="import numpy")) is sci.snapshot
+    assert _snapshot_for(sci, Spec(lang="python", code="import seaborn as sns")) is tables
+    assert _snapshot_for(sci, Spec(lang="python", code="from matplotlib import pyplot")) is plots
+    assert _snapshot_for(sci, Spec(lang="python", code="import pandas, matplotlib")) is tables  # the first wins
+    assert _snapshot_for(sci, Spec(lang="python", code="def broken(:")) is sci.snapshot
+    assert set(tables.preload) - set(sci.snapshot.preload) == {"pandas"}  # type: ignore[union-attr]
+    assert "MPL*" in plots.cold_env and "NPY_*" in plots.cold_env
+    with pytest.raises(InvalidPack, match="go together"):
+        _turn(for_imports=("pandas",))
+    with pytest.raises(InvalidPack, match="names the imports"):
+        WasmSpec(module=CPYTHON, snapshot=_snap(), import_snapshots=(_snap(),))
+    with pytest.raises(InvalidPack, match="same runtime"):
+        WasmSpec(module=CPYTHON, import_snapshots=(_snap(for_imports=("x",), detector="python-imports"),))
+    with pytest.raises(InvalidPack, match="serves every program"):
+        WasmSpec(module=CPYTHON, snapshot=_snap(for_imports=("x",), detector="python-imports"))

@@ -253,3 +253,43 @@ async def test_setup_prepares_the_scientific_snapshot_and_doctor_says_so(sci: Sa
     assert line.ok and line.detail.startswith("ready"), line
     runtime = lines["runtime python-3.15-scientific.wasm"]  # its snapshot's code module is what gets compiled
     assert runtime.ok and "not compiled" not in runtime.detail, runtime
+
+
+#: Printed first: which snapshot the run started from (what was imported before the program's first line).
+WHICH = (
+    "import sys\nprint('pandas' in sys.modules, 'matplotlib.pyplot' in sys.modules, 'numpy' in sys.modules)\n"
+)
+
+
+async def test_pandas_and_matplotlib_programs_start_with_them_imported(sci: Sandbox) -> None:
+    plain = await sci.run(Spec(lang="python", code=WHICH + "import numpy"))
+    tables = await sci.run(Spec(lang="python", code=WHICH + "import pandas as pd\nprint(pd.Series([1, 2]).sum())"))
+    plotting = WHICH + "import matplotlib.pyplot as plt\nplt.plot([1])\nplt.show()"
+    plots = await sci.run(Spec(lang="python", code=plotting))
+    assert plain.stdout == b"False False True\n"
+    assert tables.stdout == b"True False True\n3\n"
+    assert plots.stdout == b"False True True\n" and plots.files["figure-1.png"].startswith(PNG)
+    # a numpy program does not start with pandas' memory (it counts against its limit)
+    assert plain.usage.peak_memory + 10 * MiB < tables.usage.peak_memory
+
+
+async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> None:
+    tables = (
+        "import pandas as pd\nprint(pd.get_option('display.max_rows'), getattr(pd, 'LEAK', None))\n"
+        "pd.set_option('display.max_rows', 3)\npd.LEAK = 1\n"
+    )
+    plots = (
+        "import matplotlib.pyplot as plt\nprint(plt.rcParams['lines.linewidth'], len(plt.get_fignums()))\n"
+        "plt.rcParams['lines.linewidth'] = 9\nplt.figure()\n"
+    )
+    for _ in range(2):
+        assert (await run(sci, tables))[0] == "60 None\n"
+        assert (await run(sci, plots))[0] == "1.5 0\n"
+
+
+async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
+    backend = WasmBackend(packs=[python.PACK])
+    names = {d.name: d for d in backend.diagnostics()}
+    for name in ("python (scientific) snapshot for pandas, seaborn, statsmodels",
+                 "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
+        assert names[name].ok and names[name].detail.startswith("ready"), names.get(name)
