@@ -64,7 +64,10 @@ class _Worker:
                     self._jobs.put(message)
         except OSError:
             pass
-        finally:
+        finally:  # the parent is gone: stop the job in flight (its guest may have no time limit) and end
+            with self._lock:
+                if self._current is not None:
+                    self._current[1].cancel()
             self._jobs.put(None)
 
     def serve(self) -> None:

@@ -14,14 +14,17 @@ import asyncio
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
 from backends.wasm import WasmBackend, procpool, procwire
+from backends.wasm.artifacts import cache_root
 from backends.wasm.procpool import ProcessPool
 from backends.wasm.runner import HostFailure
 from playground.core import (
@@ -34,7 +37,9 @@ from playground.core import (
     Spec,
     TimeLimitExceeded,
 )
-from playground.core.limits import MiB
+from playground.core.limits import DEFAULT_LIMITS, UNLIMITED, MiB
+from playground.core.output import Stream
+from playground.core.vfs import VFS
 from playground.packs import javascript, python
 from tests.integration.wasm.conftest import require_runtime
 from tests.integration.wasm.test_snapshot import ISOLATION
@@ -253,3 +258,25 @@ async def test_workers_that_cannot_start_stop_being_started(monkeypatch: pytest.
         assert failed >= procpool.MAX_FAILED_STARTS
         await asyncio.gather(*(sb.run(Spec(lang="python", code="pass")) for _ in range(2)))
         assert pool._failed_starts == failed and pool.pids() == []  # no more were started
+
+
+def test_a_worker_whose_parent_is_gone_stops_its_run_and_ends(tmp_path: Path) -> None:
+    """The parent's end closes the worker's stdin: the job in flight (here one with no time limit) is
+    stopped and the worker exits, so no orphan burns a core."""
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "backends.wasm.procworker", str(cache_root())],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert worker.stdin is not None and worker.stdout is not None
+    try:
+        assert procwire.receive(worker.stdout) == ("ready",)
+        writer = procwire.Writer(worker.stdin)
+        limits = DEFAULT_LIMITS.validate().merged(Limits(wall_time=UNLIMITED, cpu_time=UNLIMITED))
+        writer.send(("pack", "k", python.PACK))
+        forever = Spec(lang="python", code="print('up', flush=True)\nwhile True: pass")
+        writer.send(("run", 1, "k", forever, limits, b"", VFS.for_limits(limits)))
+        assert procwire.receive(worker.stdout) == ("output", 1, Stream.STDOUT, b"up\n")
+        worker.stdin.close()
+        assert worker.wait(timeout=10) == 0
+    finally:
+        worker.kill()
