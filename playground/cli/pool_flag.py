@@ -27,12 +27,17 @@ def add_pool_flag(parser: argparse.ArgumentParser) -> None:
 
 def pool_size(text: str) -> int:
     """``N`` as given: a whole number from 0 to ``MAX_POOL``."""
+    return _count(text, MAX_POOL)
+
+
+def _count(text: str, most: int) -> int:
+    """``text`` as a whole number from 0 to ``most`` (argparse's type errors otherwise)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 0 <= value <= MAX_POOL:
-        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_POOL}, not {value}")
+    if not 0 <= value <= most:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {most}, not {value}")
     return value
 
 
@@ -52,10 +57,4 @@ def add_processes_flag(parser: argparse.ArgumentParser) -> None:
 
 def processes(text: str) -> int:
     """``N`` as given: a whole number from 0 to ``MAX_PROCESSES``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 0 <= value <= MAX_PROCESSES:
-        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_PROCESSES}, not {value}")
-    return value
+    return _count(text, MAX_PROCESSES)
