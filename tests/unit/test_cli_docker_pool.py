@@ -102,3 +102,9 @@ def test_default_sandbox_gives_the_wasm_tier_its_workers() -> None:
         assert sandbox.backends["wasm"].processes == 2  # type: ignore[attr-defined]
     finally:
         sandbox.close()
+
+
+def test_the_flag_and_the_pool_agree_on_the_most_workers() -> None:
+    from backends.wasm import procpool
+
+    assert procpool.MAX_PROCESSES == MAX_PROCESSES  # the CLI does not import wasmtime to read it
