@@ -131,6 +131,8 @@ class Sandbox:
         self.default_limits = DEFAULT_LIMITS.merged(default_limits).validate()
         # Kept apart: a field set here beats a pack's default, a field left unset does not.
         self._chosen_defaults = default_limits
+        #: ``default_limits_for`` by pack limits (the sandbox's own defaults never change).
+        self._pack_defaults: dict[Limits | None, ResolvedLimits] = {}
         for pack in self._packs:
             self.default_limits_for(pack)
         self._proxy_starter = proxy_starter
@@ -457,7 +459,13 @@ class Sandbox:
         only replaces a built-in one, never a value someone chose.
         """
         found = self.pack(pack) if isinstance(pack, str) else pack
-        return DEFAULT_LIMITS.merged(found.limits).merged(self._chosen_defaults).validate()
+        key = found.limits  # the only input that differs between packs (frozen and hashable, or None)
+        cached = self._pack_defaults.get(key)
+        if cached is None:
+            cached = DEFAULT_LIMITS.merged(found.limits).merged(self._chosen_defaults).validate()
+            if len(self._pack_defaults) < 64:  # asked at every run: merging and checking took about 0.1 ms
+                self._pack_defaults[key] = cached
+        return cached
 
     def resolve_limits(self, overrides: Limits | None, pack: Pack | str | None = None) -> ResolvedLimits:
         """The defaults (``pack``'s when given, see ``default_limits_for``) with ``overrides`` merged in, validated."""
