@@ -206,7 +206,10 @@ class WasmBackend:
             if spec is None or not self._snapshot_missing(pack, kind):
                 continue
             started = time.monotonic()
-            progress(f"preparing the {self._label(pack)} {kind.name} (compiling its code once, then starting it)")
+            how = "starting it"
+            if not self.snapshots.code_compiled(kind.snapshot):
+                how = "compiling its code once, then starting it"
+            progress(f"preparing the {self._label(pack)} {kind.name} ({how})")
             if self.snapshots.image(pack, None, kind.snapshot, kind.preopens) is None:
                 failure = self.snapshots.failure(spec, kind.snapshot, kind.preopens)
                 progress(f"no {self._label(pack)} {kind.name} ({failure}): its {kind.serves} start cold")

@@ -316,6 +316,11 @@ class Snapshots:
         _, modules = self._machinery()
         return (self._dir / f"{key}.snap").is_file() and modules.has(self._code_name(snap))
 
+    def code_compiled(self, snap: WasmSnapshot) -> bool:
+        """Whether the code module ``snap`` runs on is compiled for this machine already. Cheap: a stat."""
+        _, modules = self._machinery()
+        return modules.has(self._code_name(snap))
+
     def failure(self, spec: WasmSpec, snap: WasmSnapshot | None = None, preopens: Sequence[str] = ()) -> str | None:
         """Why the snapshot of ``spec`` could not be built in this process (None: it was not tried or it was)."""
         with self._lock:

@@ -50,7 +50,8 @@ def add_processes_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wasm-processes", type=processes, default=0, metavar="N",
         help="Wasm tier: spread one-shot runs that overlap to N worker processes, so they run in parallel "
-        "(about 1.5-1.9x with two in flight on two cores; each worker takes about 150-370 MB; "
+        "(numpy programs about 1.8x with two in flight on two cores; each worker takes about 70 MB, "
+        "340 MB once it ran scientific programs; "
         f"default 0: all runs in this process; at most {MAX_PROCESSES})",
     )  # fmt: skip
 
