@@ -1,6 +1,6 @@
 """One-shot speed per Wasm language, before and after, beside the native processes (issue #18 items 2-3).
 
-    python bench/oneshot_speed.py [-n RUNS] [--seconds S] [--langs javascript lua python]
+    python bench/oneshot_speed.py [-n RUNS] [--seconds S] [--langs javascript lua python numpy] [--processes N]
 
 Everything runs interleaved in one process (blocks of ``BLOCK`` runs per
 column), so machine load hits every column alike:
@@ -46,7 +46,14 @@ HELLO = {
     "lua": 'print("hello world")',
     "python": 'print("hello world")',
     "typescript": 'const greeting: string = "hello world";\nconsole.log(greeting)',
+    "numpy": "import numpy as np\nprint(np.random.rand() < 1)",  # Python's scientific runtime
 }
+#: The language of an entry of ``HELLO`` that is not named after its language.
+LANG_OF = {"numpy": "python"}
+
+
+def _spec(name: str) -> Spec:
+    return Spec(lang=LANG_OF.get(name, name), code=HELLO[name])
 
 
 #: Runs of one column in a row before the next column's (the first of a block pays for the switch).
@@ -112,7 +119,7 @@ def native_run(cmd: list[str]) -> float:
 async def start_table(before: Sandbox, after: Sandbox, langs: list[str], runs: int) -> None:
     print(f"start: p50 / p95 ms of a hello world, {runs} runs each, interleaved in blocks of {BLOCK} (CPU ms per run)")
     for lang in langs:
-        spec = Spec(lang=lang, code=HELLO[lang])
+        spec = _spec(lang)
         for sb in (before, after):
             for _ in range(3):
                 await timed_run(sb, spec)  # warm: compiled code, snapshot, workers
@@ -171,7 +178,7 @@ def two_processes(lang: str, seconds: float) -> float:
 async def child(lang: str, seconds: float, start_at: float) -> None:
     """``--child``: one process's sequential rate, measured from ``start_at`` (wall clock)."""
     with Sandbox(backends=[WasmBackend(packs=ALL_PACKS)], packs=ALL_PACKS, default_limits=Limits(wall_time=30.0)) as sb:
-        spec = Spec(lang=lang, code=HELLO[lang])
+        spec = _spec(lang)
         while time.time() < start_at:
             await sb.run(spec)
         print((await rate(sb, spec, seconds, 1))[0])
@@ -185,7 +192,7 @@ async def throughput_table(
     if pooled is not None:
         print("  workers: after, with the Wasm tier's worker processes (--processes): CPU is the main process's")
     for lang in langs:
-        spec = Spec(lang=lang, code=HELLO[lang])
+        spec = _spec(lang)
         parts = []
         columns = [("before", before), ("after", after)] + ([("workers", pooled)] if pooled is not None else [])
         for name, sb in columns:
