@@ -176,9 +176,8 @@ def code_module(wasm: bytes, snap: WasmSnapshot) -> tuple[bytes, int]:
             raise SnapshotError("the runtime must have exactly one mutable global (its stack pointer)")
         stack_global = mutable[0] + wasmbin.import_counts(by_id.get(wasmbin.IMPORT, b"\0"))[3]
         stack_pointer = wasmbin.const_value(globs[mutable[0]])
-        data = by_id.get(wasmbin.DATA, b"\0")
-        wasmbin.read_data(data, passive=True)  # only active segments for memory 0, and passive ones (checked)
-        segments, passive = wasmbin.data_count(data)
+        # Only active segments for memory 0 at a constant offset, and passive ones (checked).
+        segments, passive = wasmbin.data_count(by_id.get(wasmbin.DATA, b"\0"))
         # No data (the image brings it); with passive segments, every index stays, as an empty passive one.
         empty = wasmbin.empty_passive_data(segments) if passive else wasmbin.enc_uleb(0)
         wasmbin.read_memory(by_id[wasmbin.MEMORY])

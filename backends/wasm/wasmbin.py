@@ -251,58 +251,50 @@ def read_memory(payload: bytes) -> tuple[int, int | None]:
     return minimum, maximum
 
 
-def read_data(payload: bytes, *, passive: bool = False) -> list[tuple[int, bytes]]:
-    """(offset, bytes) of every active data segment; each must be for memory 0 at an ``i32.const`` offset.
-
-    ``passive``: passive segments (what ``memory.init`` copies at run time,
-    left empty by Wizer) are allowed and skipped; otherwise refused.
-    """
+def data_segments(payload: bytes) -> list[tuple[int | None, bytes]]:
+    """(offset, bytes) of every data segment in order, offset None for a passive one (what ``memory.init``
+    copies at run time, left empty by Wizer); an active one must be for memory 0 at an ``i32.const`` offset."""
     count, pos = uleb(payload, 0)
-    out: list[tuple[int, bytes]] = []
+    out: list[tuple[int | None, bytes]] = []
     for _ in range(count):
-        if payload[pos] == 1 and passive:
-            size, pos = uleb(payload, pos + 1)
-            pos += size
-            continue
-        if payload[pos] != 0:
-            raise WasmFormatError("passive or explicit-memory data segments are not supported")
-        if payload[pos + 1] != 0x41:
-            raise WasmFormatError("data segment offset is not an i32.const")
-        offset, pos = sleb(payload, pos + 2)
-        if payload[pos] != 0x0B:
-            raise WasmFormatError("data segment offset longer than one instruction")
-        size, pos = uleb(payload, pos + 1)
-        out.append((offset & 0xFFFF_FFFF, payload[pos : pos + size]))
+        offset: int | None = None
+        if payload[pos] == 1:
+            pos += 1
+        elif payload[pos] != 0:
+            raise WasmFormatError("explicit-memory data segments are not supported")
+        else:
+            if payload[pos + 1] != 0x41:
+                raise WasmFormatError("data segment offset is not an i32.const")
+            offset, pos = sleb(payload, pos + 2)
+            if payload[pos] != 0x0B:
+                raise WasmFormatError("data segment offset longer than one instruction")
+            offset &= 0xFFFF_FFFF
+            pos += 1
+        size, pos = uleb(payload, pos)
+        out.append((offset, payload[pos : pos + size]))
         pos += size
+    return out
+
+
+def read_data(payload: bytes, *, passive: bool = False) -> list[tuple[int, bytes]]:
+    """(offset, bytes) of every active data segment (``data_segments``).
+
+    ``passive``: passive segments are allowed and skipped; otherwise refused.
+    """
+    out: list[tuple[int, bytes]] = []
+    for offset, blob in data_segments(payload):
+        if offset is None:
+            if not passive:
+                raise WasmFormatError("passive or explicit-memory data segments are not supported")
+            continue
+        out.append((offset, blob))
     return out
 
 
 def data_count(payload: bytes) -> tuple[int, int]:
     """(all, passive): how many data segments the data section has, and how many of them are passive."""
-    count, pos = uleb(payload, 0)
-    passive = 0
-    for _ in range(count):
-        flags = payload[pos]
-        if flags == 1:
-            passive += 1
-            pos += 1
-        else:
-            if flags == 2:
-                _, pos = uleb(payload, pos + 1)
-            else:
-                pos += 1
-            if payload[pos] == 0x41:  # the offset: i32.const or global.get, then end
-                _, pos = sleb(payload, pos + 1)
-            elif payload[pos] == 0x23:
-                _, pos = uleb(payload, pos + 1)
-            else:
-                raise WasmFormatError("data segment offset is not a constant")
-            if payload[pos] != 0x0B:
-                raise WasmFormatError("data segment offset longer than one instruction")
-            pos += 1
-        size, pos = uleb(payload, pos)
-        pos += size
-    return count, passive
+    segments = data_segments(payload)
+    return len(segments), sum(1 for offset, _ in segments if offset is None)
 
 
 def empty_passive_data(count: int) -> bytes:
