@@ -49,8 +49,7 @@ from playground.core.pack import Artifact, Pack, WasmSnapshot, WasmSpec
 from playground.core.result import Outcome
 from playground.core.serve import GuestService, ServeRequest
 from playground.core.session import GuestSession, SessionRequest
-from playground.core.spec import Spec
-from playground.core.variants import DETECTORS, variant_pack
+from playground.core.variants import snapshot_for, variant_pack
 
 log = logging.getLogger(__name__)
 
@@ -462,7 +461,7 @@ class WasmBackend:
         """
         pack, spec = request.pack, request.pack.wasm
         assert spec is not None
-        snap = _snapshot_for(spec, request.spec)
+        snap = snapshot_for(spec, request.spec.code_bytes)
         if snap is None or request.spec.uses_caller_root:
             return None
         env = launch.environment(pack, request.spec)
@@ -515,23 +514,6 @@ def _start_worker(target: Callable[[], None], name: str) -> threading.Thread:
         finally:
             threading.stack_size(previous)
     return thread
-
-
-def _snapshot_for(spec: WasmSpec, program: Spec) -> WasmSnapshot | None:
-    """The snapshot a one-shot run of ``program`` starts from: the first of ``spec.import_snapshots`` whose
-    modules it imports (``variants.DETECTORS``), else the spec's own (None: it has none)."""
-    if spec.import_snapshots:
-        code = program.code_bytes.decode("utf-8", "replace")
-        found: dict[str, set[str]] = {}
-        for extra in spec.import_snapshots:
-            detect = DETECTORS.get(extra.detector)
-            if detect is None:
-                continue
-            if extra.detector not in found:
-                found[extra.detector] = detect(code)
-            if found[extra.detector] & set(extra.for_imports):
-                return extra
-    return spec.snapshot
 
 
 def _modules_of(pack: Pack) -> list[Artifact]:

@@ -34,11 +34,11 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from playground.core.pack import Pack, WasmVariant
+from playground.core.pack import Pack, WasmSnapshot, WasmSpec, WasmVariant
 
 __all__ = [
     "DETECTORS", "choose", "import_name", "missing_module", "missing_module_hint", "provided_distributions",
-    "pypi_name", "python_imports", "variant_pack",
+    "pypi_name", "python_imports", "snapshot_for", "variant_pack",
 ]  # fmt: skip
 
 #: The longest program the Python detector parses (bytes of source); longer ones get the light runtime.
@@ -86,15 +86,30 @@ def choose(pack: Pack, code: str | bytes, packages: Sequence[str] = ()) -> WasmV
     for variant in spec.variants:
         if wanted & provided_distributions(variant):
             return variant
-        detect = DETECTORS.get(variant.detector)
-        if detect is None:
-            continue
-        used = cache.get(variant.detector)
-        if used is None:
-            used = cache[variant.detector] = detect(text)
-        if used & set(variant.triggers):
+        if _used(variant.detector, text, cache) & set(variant.triggers):
             return variant
     return None
+
+
+def snapshot_for(spec: WasmSpec, code: str | bytes) -> WasmSnapshot | None:
+    """The snapshot a one-shot run of ``code`` on ``spec`` starts from: the first of ``spec.import_snapshots``
+    whose ``for_imports`` the program uses (by its ``detector``), else the spec's own (None: it has none)."""
+    if spec.import_snapshots:
+        text = code.decode("utf-8", "replace") if isinstance(code, bytes) else code
+        cache: dict[str, set[str]] = {}
+        for extra in spec.import_snapshots:
+            if _used(extra.detector, text, cache) & set(extra.for_imports):
+                return extra
+    return spec.snapshot
+
+
+def _used(detector: str, text: str, cache: dict[str, set[str]]) -> set[str]:
+    """What ``text`` uses by ``detector`` (``DETECTORS``; an unknown one finds nothing), once per ``cache``."""
+    used = cache.get(detector)
+    if used is None:
+        detect = DETECTORS.get(detector)
+        used = cache[detector] = detect(text) if detect is not None else set()
+    return used
 
 
 def variant_pack(pack: Pack, variant: WasmVariant | None) -> Pack:

@@ -221,16 +221,16 @@ def test_an_export_entry_gets_its_source_by_length_without_a_nul() -> None:
 
 
 def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> None:
-    from backends.wasm.backend import _snapshot_for
-    from playground.core import Spec
+    from playground.core.variants import snapshot_for
 
     sci = python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
     tables, plots = sci.import_snapshots
-    assert _snapshot_for(sci, Spec(lang="python", code="import numpy")) is sci.snapshot
-    assert _snapshot_for(sci, Spec(lang="python", code="import seaborn as sns")) is tables
-    assert _snapshot_for(sci, Spec(lang="python", code="from matplotlib import pyplot")) is plots
-    assert _snapshot_for(sci, Spec(lang="python", code="import pandas, matplotlib")) is tables  # the first wins
-    assert _snapshot_for(sci, Spec(lang="python", code="def broken(:")) is sci.snapshot
+    assert snapshot_for(sci, "import numpy") is sci.snapshot
+    assert snapshot_for(sci, b"import seaborn as sns") is tables
+    assert snapshot_for(sci, "from matplotlib import pyplot") is plots
+    assert snapshot_for(sci, "import pandas, matplotlib") is tables  # the first wins
+    assert snapshot_for(sci, "def broken(:") is sci.snapshot
+    assert snapshot_for(python.PACK.wasm, "import pandas") is python.PACK.wasm.snapshot  # type: ignore[union-attr]
     assert set(tables.preload) - set(sci.snapshot.preload) == {"pandas"}  # type: ignore[union-attr]
     assert "MPL*" in plots.cold_env and "NPY_*" in plots.cold_env
     with pytest.raises(InvalidPack, match="go together"):
