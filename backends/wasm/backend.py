@@ -287,23 +287,21 @@ class WasmBackend:
             FSQuotaExceeded: a limit tripped (the core adds the partial result).
             InvalidSpec: a ``wasm``-pack module that is not valid.
         """
-        if self._state is _State.CLOSED:
-            raise BackendUnavailable("wasm backend is closed")
-        reason = self.unavailable_reason(request.pack)
-        if reason is not None:
-            raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
+        self._check_runnable(request.pack)
         limits = request.limits
+        pool = self._pool
         self._in_flight += 1
         try:
             # A run alone runs here (no hand-over to pay); one that overlaps another goes to an idle worker.
-            worker = self._pool.take(request) if self._pool is not None and self._in_flight > 1 else None
-            if worker is not None and self._pool is not None:
+            worker = pool.take(request) if pool is not None and self._in_flight > 1 else None
+            if worker is not None:
+                assert pool is not None
                 try:
-                    return await self._pool.run(worker, request, _as_async)
+                    return await pool.run(worker, request, _as_async)
                 except procpool.NotSent as exc:
                     log.warning("a run stays in this process: %s", exc)
-            if self._pool is not None:
-                self._pool.warm()
+            if pool is not None:
+                pool.warm()
             memory = limits.memory_cap
             control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
             name = f"wasm-run-{next(_run_ids)}"
@@ -320,13 +318,19 @@ class WasmBackend:
         Raises:
             As ``run``; ``runner.RunCancelled`` when ``control`` was cancelled.
         """
-        reason = "wasm backend is closed" if self._state is _State.CLOSED else self.unavailable_reason(request.pack)
-        if reason is not None:
-            raise BackendUnavailable(f"wasm backend cannot run {request.pack.name}: {reason}")
+        self._check_runnable(request.pack)
         try:
             return self._run_blocking(request, control, request.limits.memory_cap)
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
             raise live.translate(exc) from None
+
+    def _check_runnable(self, pack: Pack) -> None:
+        """Raise ``BackendUnavailable`` unless a one-shot run of ``pack`` can start (open, runtime there)."""
+        if self._state is _State.CLOSED:
+            raise BackendUnavailable("wasm backend is closed")
+        reason = self.unavailable_reason(pack)
+        if reason is not None:
+            raise BackendUnavailable(f"wasm backend cannot run {pack.name}: {reason}")
 
     @property
     def processes(self) -> int:

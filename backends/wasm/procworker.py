@@ -98,12 +98,11 @@ class _Worker:
                 outcome = self._backend.run_here(request, control)
             finally:
                 self._pump.finish()  # every chunk goes before the answer
+                _strip(vfs, before)
         except Exception as exc:  # every error goes back by name; the parent raises its own kind
-            _strip(vfs, before)
             error = (type(exc).__name__, str(exc), getattr(exc, "outcome", None))
             send(("failed", job, *error, vfs, attempts.snapshot(), attempts.dropped))
         else:
-            _strip(vfs, before)
             send(("done", job, outcome, vfs, attempts.snapshot(), attempts.dropped))
         finally:
             with self._lock:

@@ -312,8 +312,7 @@ class Snapshots:
         with self._lock:
             if key in self._images:
                 return True
-        _, modules = self._machinery()
-        return (self._dir / f"{key}.snap").is_file() and modules.has(self._code_name(snap))
+        return (self._dir / f"{key}.snap").is_file() and self.code_compiled(snap)
 
     def code_compiled(self, snap: WasmSnapshot) -> bool:
         """Whether the code module ``snap`` runs on is compiled for this machine already. Cheap: a stat."""

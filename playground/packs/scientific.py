@@ -196,34 +196,26 @@ WARM_PROGRAM: Final = (
 #: captured through the runtime's own ``turn`` export: it runs a source in the started interpreter and
 #: returns its exit status, with the source placed by ``host_alloc``. Environment names numpy reads when it
 #: is imported start a run cold, as Python's own do.
-SNAPSHOT: Final = WasmSnapshot(
-    artifact_sha256=SCIENTIFIC_CPYTHON.sha256,
-    entry_export="turn",
-    alloc_export="host_alloc",
-    capture_source=python_snapshot.capture_script(BOOT, PRELOAD, point=False),
-    run_source=python_snapshot.RUN,
-    preload=PRELOAD,
-    cold_env=(*python_snapshot.COLD_ENV, "NPY_*", "NUMPY_*"),
-    warm_program=WARM_PROGRAM,
-)
-
-
-def _with(extra: tuple[str, ...], for_imports: tuple[str, ...], cold_env: tuple[str, ...]) -> WasmSnapshot:
-    """``SNAPSHOT`` with ``extra`` imported too, for programs that import one of ``for_imports``."""
+def _snapshot(
+    extra: tuple[str, ...] = (), for_imports: tuple[str, ...] = (), cold_env: tuple[str, ...] = ()
+) -> WasmSnapshot:
+    """A snapshot with ``PRELOAD`` and ``extra`` imported; with ``for_imports``, for programs importing those."""
     preload = (*PRELOAD, *extra)
     return WasmSnapshot(
         artifact_sha256=SCIENTIFIC_CPYTHON.sha256, entry_export="turn", alloc_export="host_alloc",
         capture_source=python_snapshot.capture_script(BOOT, preload, point=False), run_source=python_snapshot.RUN,
-        preload=preload, cold_env=(*SNAPSHOT.cold_env, *cold_env), warm_program=WARM_PROGRAM,
-        for_imports=for_imports, detector="python-imports",
+        preload=preload, cold_env=(*python_snapshot.COLD_ENV, "NPY_*", "NUMPY_*", *cold_env),
+        warm_program=WARM_PROGRAM, for_imports=for_imports, detector="python-imports" if for_imports else "",
     )  # fmt: skip
 
+
+SNAPSHOT: Final = _snapshot()
 
 #: Programs that import pandas (or what imports it) start with it imported: about 25 MB more memory than
 #: ``SNAPSHOT``, 0.55 s less time. Those that import matplotlib, with pyplot imported (its fonts found).
 #: One snapshot for all three would make every numpy program start with their memory (scikit-learn
 #: programs then no longer fit the default 128 MiB limit).
 IMPORT_SNAPSHOTS: Final = (
-    _with(("pandas",), ("pandas", "seaborn", "statsmodels"), ("PANDAS_*",)),
-    _with(("matplotlib", "matplotlib.pyplot"), ("matplotlib", "pylab"), ("MPL*",)),
+    _snapshot(("pandas",), ("pandas", "seaborn", "statsmodels"), ("PANDAS_*",)),
+    _snapshot(("matplotlib", "matplotlib.pyplot"), ("matplotlib", "pylab"), ("MPL*",)),
 )
