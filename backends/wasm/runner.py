@@ -56,7 +56,7 @@ from typing import Final
 
 import wasmtime
 
-from backends.wasm import tablelimit
+from backends.wasm import capi, tablelimit
 from backends.wasm.engine import WasmEngine
 from backends.wasm.fds import DirDesc
 from backends.wasm.memlimit import MemoryBudget, MemoryImage, budget_scope, image_scope
@@ -237,14 +237,13 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
 
 def _enter(store: wasmtime.Store, instance: wasmtime.Instance, entry: str, control: RunControl) -> None:
     """Call the module's entry: ``_start``, or a reactor's ``_initialize`` then its entry (result: exit code)."""
-    exports = instance.exports(store)
-    start = exports.get(entry)
+    start = capi.instance_export(store, instance, entry)
     if not isinstance(start, wasmtime.Func):
         raise HostFailure(f"module has no {entry} function (not a WASI command)")
     if entry == "_start":
         start(store)
         return
-    initialize = exports.get("_initialize")
+    initialize = capi.instance_export(store, instance, "_initialize")
     if isinstance(initialize, wasmtime.Func):
         initialize(store)
     code = start(store)
@@ -259,7 +258,7 @@ def _grow_to_image(store: wasmtime.Store, instance: wasmtime.Instance, start: Im
         MemoryLimitExceeded: the limit is below the image (the guest never ran).
         HostFailure: the module exports no memory.
     """
-    memory = instance.exports(store).get("memory")
+    memory = capi.instance_export(store, instance, "memory")
     if not isinstance(memory, wasmtime.Memory):
         raise HostFailure(f"{start.label}: the module exports no memory")
     pages = start.image.length // 65536
@@ -286,7 +285,7 @@ def _prefault(store: wasmtime.Store, instance: wasmtime.Instance, start: ImageSt
 
 def memory_base(store: wasmtime.Store, instance: wasmtime.Instance) -> int | None:
     """The address of the instance's exported memory in this process (None: it exports none)."""
-    memory = instance.exports(store).get("memory")
+    memory = capi.instance_export(store, instance, "memory")
     if not isinstance(memory, wasmtime.Memory):
         return None
     return ctypes.cast(memory.data_ptr(store), ctypes.c_void_p).value
@@ -304,13 +303,14 @@ def _image_exceeded(budget: MemoryBudget, start: ImageStart) -> MemoryLimitExcee
 def _enter_image(store: wasmtime.Store, instance: wasmtime.Instance, start: ImageStart, control: RunControl) -> None:
     """Call the image's entry with the run's source, written on the guest's stack below the captured pointer."""
     assert start.payload is not None
-    exports = instance.exports(store)
-    memory, entry, stack = exports.get("memory"), exports.get(start.entry), exports.get(start.stack_export)
+    memory, entry = capi.instance_export(store, instance, "memory"), capi.instance_export(store, instance, start.entry)
     if not isinstance(memory, wasmtime.Memory) or not isinstance(entry, wasmtime.Func):
         raise HostFailure(f"{start.label}: the module does not export memory and {start.entry}")
     if start.alloc:
-        _enter_export(store, start, control, alloc=exports.get(start.alloc), memory=memory, entry=entry)
+        alloc = capi.instance_export(store, instance, start.alloc)
+        _enter_export(store, start, control, alloc=alloc, memory=memory, entry=entry)
         return
+    stack = capi.instance_export(store, instance, start.stack_export)
     if not isinstance(stack, wasmtime.Global):
         raise HostFailure(f"{start.label}: the module does not export its stack pointer")
     address = (start.stack_pointer - len(start.payload) - 64) & ~15

@@ -68,6 +68,7 @@ Thread-safe: one lock per key; a built snapshot is shared by every run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -296,7 +297,10 @@ class Snapshots:
     def path(self, spec: WasmSpec, snap: WasmSnapshot | None = None, preopens: Sequence[str] = ()) -> Path:
         return self._dir / f"{self.key(spec, snap, preopens)}.snap"
 
-    def _code_name(self, snap: WasmSnapshot) -> str:
+    @staticmethod
+    @functools.lru_cache(maxsize=64)
+    def _code_name(snap: WasmSnapshot) -> str:
+        """Cached: asked on every snapshot run (a snapshot is frozen, plain data)."""
         entry = snap.entry_export or f"{snap.entry_function}\n{snap.entry_marker}"
         text = f"snapshot-code\n{CODE_VERSION}\n{snap.artifact_sha256}\n{entry}"
         return hashlib.sha256(text.encode()).hexdigest()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
@@ -82,11 +83,10 @@ def choose(pack: Pack, code: str | bytes, packages: Sequence[str] = ()) -> WasmV
         return None
     text = code.decode("utf-8", "replace") if isinstance(code, bytes) else code
     wanted = {_package_name(p) for p in packages}
-    cache: dict[str, set[str]] = {}
     for variant in spec.variants:
-        if wanted & provided_distributions(variant):
+        if wanted and wanted & provided_distributions(variant):
             return variant
-        if _used(variant.detector, text, cache) & set(variant.triggers):
+        if _used(variant.detector, text) & set(variant.triggers):
             return variant
     return None
 
@@ -96,20 +96,22 @@ def snapshot_for(spec: WasmSpec, code: str | bytes) -> WasmSnapshot | None:
     whose ``for_imports`` the program uses (by its ``detector``), else the spec's own (None: it has none)."""
     if spec.import_snapshots:
         text = code.decode("utf-8", "replace") if isinstance(code, bytes) else code
-        cache: dict[str, set[str]] = {}
         for extra in spec.import_snapshots:
-            if _used(extra.detector, text, cache) & set(extra.for_imports):
+            if _used(extra.detector, text) & set(extra.for_imports):
                 return extra
     return spec.snapshot
 
 
-def _used(detector: str, text: str, cache: dict[str, set[str]]) -> set[str]:
-    """What ``text`` uses by ``detector`` (``DETECTORS``; an unknown one finds nothing), once per ``cache``."""
-    used = cache.get(detector)
-    if used is None:
-        detect = DETECTORS.get(detector)
-        used = cache[detector] = detect(text) if detect is not None else set()
-    return used
+@functools.lru_cache(maxsize=16)
+def _used(detector: str, text: str) -> frozenset[str]:
+    """What ``text`` uses by ``detector`` (``DETECTORS``; an unknown one finds nothing).
+
+    Cached: a run asks twice (its runtime, then its snapshot) and a
+    student's F5 or an agent's retry sends the same program again;
+    parsing it is most of a Python run's time in the caller's process.
+    """
+    detect = DETECTORS.get(detector)
+    return frozenset(detect(text)) if detect is not None else frozenset()
 
 
 def variant_pack(pack: Pack, variant: WasmVariant | None) -> Pack:
