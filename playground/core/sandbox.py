@@ -208,11 +208,13 @@ class Sandbox:
         """Every slow backend still ``CHECKING`` a language of this sandbox learns it now, off the event loop."""
         await _learn(self._slow_backends(self._packs, self._backends, unknown_only=True))
 
-    async def _learned(self, pack: Pack, **needs: bool) -> None:
+    async def _learned(self, pack: Pack, **needs: bool) -> Backend | None:
         """Before routing ``pack`` for real: the backends the policy prefers over its choice know their answer.
 
         Only those: a Python run that Wasm takes never waits for a Docker
         daemon that does not answer. Learning happens off the event loop.
+        Returns the backend the route then picks (None: none, or one still
+        unsure; the caller's own routing says why).
         """
         for _ in range(2):  # a second pass only covers a backend that failed to learn
             chosen, _ = self._route(pack, **needs)
@@ -221,8 +223,9 @@ class Sandbox:
             pending = self._slow_backends([pack], {n: b for n, b in self._backends.items() if n in ahead},
                                           unknown_only=True)  # fmt: skip
             if not pending:
-                return
+                return chosen
             await _learn(pending)
+        return None
 
     @staticmethod
     def _slow_backends(
@@ -503,10 +506,8 @@ class Sandbox:
         """
         pack = self.pack_for(spec)
         limits = self.resolve_limits(spec.limits, pack)
-        await self._learned(pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root)
-        backend = self.select_backend(
-            pack, needs_network=spec.net is not None, needs_caller_root=spec.uses_caller_root
-        )
+        needs = {"needs_network": spec.net is not None, "needs_caller_root": spec.uses_caller_root}
+        backend = await self._learned(pack, **needs) or self.select_backend(pack, **needs)  # routed once
         packages = await self._packages_off_loop(spec, on_progress)
         vfs = VFS.for_limits(limits, Layout.CALLER_ROOT if spec.uses_caller_root else Layout.STANDARD)
         capture = Capture(output=OutputCapture(limits.max_output_cap, on_output), vfs=vfs, limits=limits)
