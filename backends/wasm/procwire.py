@@ -61,9 +61,16 @@ class Writer:
 
     def send(self, message: tuple[Any, ...]) -> None:
         """Write one message (raises OSError when the other end is gone)."""
-        data = dumps(message)
+        self.send_all([message])
+
+    def send_all(self, messages: list[tuple[Any, ...]]) -> None:
+        """Write ``messages`` in order, in one write: the reader wakes once for all of them."""
+        frames: list[bytes] = []
+        for message in messages:
+            data = dumps(message)
+            frames += (_LENGTH.pack(len(data)), data)
         with self._lock:
-            self._stream.write(_LENGTH.pack(len(data)) + data)
+            self._stream.write(b"".join(frames))
             self._stream.flush()
 
 
