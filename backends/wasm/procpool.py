@@ -14,7 +14,12 @@ worker, goes to an idle worker when one is ready, else it runs here too. So
 a run never waits for a worker, only concurrency spreads out, and under
 steady concurrency the runs go to workers and this process only hands
 them over. The workers start in the background at the first
-run (each is ready about a second later) and stay.
+run (each is ready about a second later) and stay. A worker takes only
+runs of a start (runtime and snapshot, ``WasmBackend.start_of``) it has
+loaded: every start a run uses is noted (``note``), and each worker loads
+the ones it lacks when idle (``("load", …)``, busy meanwhile), so a run
+never waits for a worker's first load of a runtime (1.4 s for the
+scientific Python's); it runs here meanwhile.
 Runs with a keyboard (``Request.input``) stay here: typing goes to this
 process.
 
@@ -54,7 +59,7 @@ from playground.core import errors, handoff
 from playground.core.attempts import Attempt
 from playground.core.backend import Request
 from playground.core.errors import OutputLimitExceeded
-from playground.core.pack import WasmSpec
+from playground.core.pack import Pack, WasmSpec
 from playground.core.result import Outcome
 from playground.core.vfs import VFS
 
@@ -97,6 +102,10 @@ class _Process:
     dead: bool = False
     #: Pack keys this worker has been sent.
     packs: set[tuple[str, int]] = field(default_factory=set)
+    #: Starts (pack key, ``WasmBackend.start_of``) this worker has loaded; it takes runs of these only.
+    loaded: set[tuple[tuple[str, int], int | None]] = field(default_factory=set)
+    #: The start it is loading now (it is ``busy`` meanwhile), or None.
+    loading: tuple[tuple[str, int], int | None] | None = None
     job: tuple[int, _Job] | None = None
 
 
@@ -118,6 +127,8 @@ class ProcessPool:
         self._failed_starts = 0
         #: Keeps each sent pack's Wasm spec alive, so the id in its key is never reused.
         self._held: dict[tuple[str, int], WasmSpec] = {}
+        #: Every start a run has used (``note``), in order: each worker loads them all, when idle.
+        self._wanted: dict[tuple[tuple[str, int], int | None], Pack] = {}
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -136,20 +147,76 @@ class ProcessPool:
                 break
             self._procs.append(started)
 
-    def take(self, request: Request) -> _Process | None:
-        """An idle, ready worker for ``request`` (marked busy), or None: run it in this process."""
-        if request.input is not None or request.pack.wasm is None:
+    def note(self, request: Request, start: int | None) -> None:
+        """A run of ``request`` starts (here or in a worker): every worker loads its start, if new.
+
+        ``start`` is ``WasmBackend.start_of(request)``. The workers load it
+        in the background, one start at a time each, when they are idle.
+        """
+        pack = request.pack
+        if pack.wasm is None:
+            return
+        key = (self._key(pack), start)
+        with self._lock:
+            if key in self._wanted or self._closed:
+                return
+            self._wanted[key] = pack
+            for proc in self._procs:
+                self._load_next(proc)
+
+    def take(self, request: Request, start: int | None) -> _Process | None:
+        """An idle, ready worker that has loaded ``request``'s start (marked busy), or None: run it here.
+
+        A worker takes only runs of starts it has loaded (``note``): a run
+        never waits for a worker's first load of a runtime (1.4 s for the
+        scientific Python's), it runs here meanwhile.
+        """
+        pack = request.pack
+        if request.input is not None or pack.wasm is None:
             return None
+        key = (self._key(pack), start)
         with self._lock:
             if self._closed:
                 return None
             self._fill()
             for proc in self._procs:
-                if proc.ready and not proc.busy and not proc.dead:
+                if proc.ready and not proc.busy and not proc.dead and key in proc.loaded:
                     proc.busy = True
                     self.dispatched += 1
                     return proc
         return None
+
+    def _key(self, pack: Pack) -> tuple[str, int]:
+        assert pack.wasm is not None
+        return (pack.name, id(pack.wasm))
+
+    def _send_pack(self, proc: _Process, pack: Pack) -> tuple[str, int]:
+        """Send ``pack`` to ``proc`` unless it has it (lock held); its key."""
+        key = self._key(pack)
+        assert pack.wasm is not None
+        self._held.setdefault(key, pack.wasm)
+        if key not in proc.packs:
+            proc.writer.send(("pack", key, pack))
+            proc.packs.add(key)
+        return key
+
+    def _load_next(self, proc: _Process) -> None:
+        """If ``proc`` is idle, have it load the first wanted start it lacks (lock held); busy meanwhile."""
+        if not proc.ready or proc.busy or proc.dead:
+            return
+        for start, pack in self._wanted.items():
+            if start in proc.loaded:
+                continue
+            try:
+                self._send_pack(proc, pack)
+                proc.writer.send(("load", start[0], start[1]))
+            except Exception as exc:  # only whole frames went: it is in step, or gone (its reader says so)
+                log.debug("a worker could not be asked to load %s: %s", start, exc)
+                proc.loaded.add(start)  # not asked again; its runs stay here
+                continue
+            proc.busy = True
+            proc.loading = start
+            return
 
     async def run(
         self, proc: _Process, request: Request, translate: Callable[[BaseException], BaseException]
@@ -157,16 +224,10 @@ class ProcessPool:
         """Run ``request`` on ``proc`` (from ``take``); see the module docstring for cancellation."""
         job_id = next(self._jobs)
         job = _Job(request, handoff.Delivery(translate))
-        pack = request.pack
-        assert pack.wasm is not None
-        key = (pack.name, id(pack.wasm))
         try:
             with self._lock:
-                self._held.setdefault(key, pack.wasm)
                 proc.job = (job_id, job)
-                if key not in proc.packs:
-                    proc.writer.send(("pack", key, pack))
-                    proc.packs.add(key)
+                key = self._send_pack(proc, request.pack)
                 proc.writer.send(("run", job_id, key, request.spec, request.limits, request.stdin, request.vfs))
         except Exception as exc:  # nothing reached the worker but whole frames: it is in step, or gone
             with self._lock:
@@ -217,6 +278,15 @@ class ProcessPool:
             with self._lock:
                 proc.ready = True
                 self._failed_starts = 0
+                self._load_next(proc)
+            return
+        if kind == "loaded":  # also after a failed load: its runs then fail or start cold there, as here
+            with self._lock:
+                if proc.loading is not None:
+                    proc.loaded.add(proc.loading)
+                proc.loading = None
+                proc.busy = False
+                self._load_next(proc)
             return
         current = proc.job
         if current is None or current[0] != message[1]:
@@ -244,6 +314,7 @@ class ProcessPool:
             with self._lock:
                 proc.job = None
                 proc.busy = False
+                self._load_next(proc)
             if kind == "done":
                 job.delivery.settle(message[2])
             else:
@@ -280,6 +351,11 @@ class ProcessPool:
         """How many workers are started and ready for runs."""
         with self._lock:
             return sum(1 for p in self._procs if p.ready and not p.dead)
+
+    def loads_pending(self) -> int:
+        """Starts (``note``) the live workers have still to load, counted per worker (0: all loaded)."""
+        with self._lock:
+            return sum(1 for p in self._procs if not p.dead for start in self._wanted if start not in p.loaded)
 
     def pids(self) -> list[int]:
         with self._lock:

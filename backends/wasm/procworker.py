@@ -61,7 +61,7 @@ class _Worker:
                     with self._lock:
                         if self._current is not None and self._current[0] == message[1]:
                             self._current[1].cancel()
-                elif kind == "run":
+                elif kind in ("run", "load"):
                     self._jobs.put(message)
         except OSError:
             pass
@@ -73,7 +73,18 @@ class _Worker:
 
     def serve(self) -> None:
         while (message := self._jobs.get()) is not None:
-            self._run(message)
+            if message[0] == "load":
+                self._load(message[1], message[2])
+            else:
+                self._run(message)
+
+    def _load(self, key: Any, start: int | None) -> None:
+        """Load a start before runs of it come (``WasmBackend.load_start``); ``loaded`` either way."""
+        try:
+            self._backend.load_start(self._packs[key], start)
+        except Exception as exc:  # a run from it meets the same failure and reports it
+            print(f"procworker: loading {key} {start} failed: {exc}", file=sys.stderr)
+        self._writer.send(("loaded", key, start))
 
     def _run(self, message: tuple[Any, ...]) -> None:
         _, job, key, spec, limits, stdin, vfs = message

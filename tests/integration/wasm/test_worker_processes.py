@@ -54,10 +54,11 @@ async def pooled() -> AsyncIterator[tuple[Sandbox, ProcessPool]]:
     require_runtime(backend, python.PACK)
     with Sandbox(backends=[backend], packs=[python.PACK, javascript.PACK], default_limits=Limits(wall_time=20)) as sb:
         await sb.run(Spec(lang="python", code="pass"))  # starts the workers
+        await sb.run(Spec(lang="javascript", code=""))  # they load both runtimes before they take runs of them
         pool = backend._pool  # the pool under test
         assert pool is not None
-        deadline = time.monotonic() + 30
-        while pool.ready() < 2:
+        deadline = time.monotonic() + 60
+        while pool.ready() < 2 or pool.loads_pending():
             assert time.monotonic() < deadline, "the worker processes never got ready"
             await asyncio.sleep(0.05)
         yield sb, pool
@@ -105,6 +106,26 @@ async def test_a_run_in_a_worker_is_the_same_run(pooled: tuple[Sandbox, ProcessP
     assert there.usage.fs_files == here.usage.fs_files and there.usage.fs_bytes == here.usage.fs_bytes
     js = await _overlapping(sb, pool, sb.run(Spec(lang="javascript", code="console.log(6 * 7)")))
     assert js.stdout == b"42\n"
+
+
+async def test_no_run_waits_for_a_workers_first_load(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    """A start no run used yet (here Python's cold start: ``PYTHON*`` set) is loaded by the workers in the
+    background; overlapping runs of it stay here until then, and go to the workers after."""
+    sb, pool = pooled
+    cold = Spec(lang="python", code="import os\nprint(os.environ['PYTHONHASHSEED'])", env={"PYTHONHASHSEED": "7"})
+    slow = asyncio.create_task(sb.run(SLOW))
+    await asyncio.sleep(0.2)
+    before = pool.dispatched
+    first = await sb.run(cold)
+    assert first.stdout == b"7\n" and pool.dispatched == before  # ran here: no worker had loaded it
+    deadline = time.monotonic() + 60
+    while pool.loads_pending():
+        assert time.monotonic() < deadline, "the workers never loaded the new start"
+        await asyncio.sleep(0.05)
+    later = await sb.run(cold)
+    assert later.stdout == b"7\n" and pool.dispatched == before + 1  # a worker that has loaded it took it
+    slow.cancel()
+    await asyncio.gather(slow, return_exceptions=True)
 
 
 async def test_output_streams_from_a_worker_as_it_comes(pooled: tuple[Sandbox, ProcessPool]) -> None:
