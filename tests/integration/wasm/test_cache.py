@@ -85,6 +85,36 @@ async def test_module_cache_modes_and_corrupt_entry_rebuilt(cache_dir: Path, pro
     assert warm == []
 
 
+async def test_an_entry_of_the_earlier_format_is_checked_and_rewritten(cache_dir: Path, probe_wasm: bytes) -> None:
+    """Entries used to carry a header (magic, SHA-256) before wasmtime's bytes; now those bytes are the
+    file (mapped, not read) and the hash is beside it. An old entry is reused once checked, a corrupt
+    one rebuilt."""
+    import hashlib
+
+    pack = runtime_pack(install_artifact(cache_dir, "probe.wasm", probe_wasm), args=("hello",))
+    with Sandbox(backends=[WasmBackend(cache_dir=cache_dir)], packs=[pack]) as sb:
+        await sb.run(Spec(lang="probe", code=""))
+    (entry,) = (cache_dir / "modules").glob("*.cwasm")
+    digest = entry.with_name(entry.name + ".sha256")
+    payload = entry.read_bytes()
+    assert payload[:4] == b"\x7fELF" and digest.read_text() == hashlib.sha256(payload).hexdigest()
+    for corrupt in (False, True):
+        old = bytearray(b"SPCWASM1" + hashlib.sha256(payload).digest() + payload)
+        if corrupt:
+            old[len(old) // 2] ^= 0xFF
+        entry.write_bytes(bytes(old))
+        digest.unlink()
+        progress: list[tuple[str, float]] = []
+        with Sandbox(backends=[WasmBackend(cache_dir=cache_dir)], packs=[pack]) as sb:
+            result = await sb.run(
+                Spec(lang="probe", code=""), on_progress=lambda m, f, seen=progress: seen.append((m, f))
+            )
+        assert result.stdout == b"hello world\n"
+        assert bool(progress) is corrupt, progress  # compiled again only when the old entry was corrupt
+        assert entry.read_bytes()[:4] == b"\x7fELF" and _mode(entry) == _mode(digest) == 0o600
+        assert digest.read_text() == hashlib.sha256(entry.read_bytes()).hexdigest()
+
+
 async def test_closed_backend_refuses_and_close_is_idempotent(cache_dir: Path, probe_wasm: bytes) -> None:
     backend = WasmBackend(cache_dir=cache_dir)
     backend.close()

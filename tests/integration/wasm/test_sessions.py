@@ -412,9 +412,16 @@ async def test_packs_without_a_driver_have_no_sessions(backend: WasmBackend) -> 
             await sb.new_session("wasm")
 
 
-#: Print, then stay busy for 0.6 s without printing, then print again.
+#: Print, then stay busy for 0.6 s without printing, then print again. QuickJS's driver flushes at every
+#: eighth interrupt poll, and QuickJS polls every 10,000 operations (driver.c): a loop of nothing but
+#: ``Date.now()`` (a host call, ~10 us) reaches a flush only every 0.35-0.55 s, so the JavaScript loop
+#: computes between its clock reads, as busy code does (the streaming of clock-bound loops is a known
+#: limit of the driver, in the closing note of issue 18).
 PRINT_THEN_BUSY = {
-    "javascript": 'console.log("start"); const t0 = Date.now(); while (Date.now() - t0 < 600) {} console.log("end")',
+    "javascript": (
+        'console.log("start"); const t0 = Date.now(); let n = 0;\n'
+        "while (Date.now() - t0 < 600) { for (let i = 0; i < 200; i++) n += i; } console.log(\"end\")"
+    ),
     "lua": 'print("start") local t0 = os.clock() while os.clock() - t0 < 0.6 do end print("end")',
     "python": 'import time\nprint("start")\nt0 = time.time()\nwhile time.time() - t0 < 0.6: pass\nprint("end")',
 }

@@ -218,7 +218,7 @@ async def test_closing_kills_the_workers_at_once() -> None:
         pids = pool.pids()
         assert len(pids) == 2 and all(size > 0 for size in pool.idle_memory())
         (line,) = [d for d in backend.diagnostics() if d.name == "wasm worker processes"]
-        assert line.detail.startswith("2 for one-shot runs that overlap (2 started; resident "), line
+        assert line.detail.startswith("2 for one-shot runs that overlap (2 started; memory (PSS) "), line
         started = time.monotonic()
     assert time.monotonic() - started < 1.0
     await asyncio.sleep(0.5)
