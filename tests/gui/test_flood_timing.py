@@ -43,7 +43,8 @@ def flood(playground: Playground, label: str, code: str = FLOOD) -> tuple[float,
     # Every byte is shown (Docker reads stdout and stderr from two pipes: where both flood, a line of one
     # may be cut by the other's, as in the daemon's own logs, so bytes are counted rather than whole lines).
     assert shown.count("y") == LINES * 50, (playground.summary(), shown[-400:])
-    print(f"\n{label}: 1 MiB flood shown in {took:.2f} s; max event-loop gap {meter.max_gap * 1000:.1f} ms "
+    print(f"\n{label}: 1 MiB flood shown in {took:.2f} s; max event-loop gap {meter.max_gap * 1000:.1f} ms, "
+          f"{meter.max_own_gap * 1000:.1f} ms less the machine's withheld CPU "
           f"(load {os.getloadavg()[0]:.1f}); gaps over 25 ms (at ms, gap ms): {meter.slow}; "
           f"GC pauses over 2 ms (at ms, ms, generation): {meter.gc_pauses}")
     return took, meter
@@ -51,7 +52,7 @@ def flood(playground: Playground, label: str, code: str = FLOOD) -> tuple[float,
 
 def test_wasm_flood_is_shown_quickly(playground: Playground) -> None:
     took, meter = flood(playground, "wasm")
-    assert took < MAX_SECONDS and meter.max_gap < MAX_GAP
+    assert took < MAX_SECONDS and meter.max_own_gap < MAX_GAP
 
 
 @pytest.fixture
@@ -80,7 +81,7 @@ def docker_playground(qtbot: QtBot, qloop: object, settings_file: Path) -> Itera
 
 def test_docker_flood_is_shown_quickly(docker_playground: Playground) -> None:
     took, meter = flood(docker_playground, "docker")
-    assert took < MAX_SECONDS and meter.max_gap < MAX_GAP
+    assert took < MAX_SECONDS and meter.max_own_gap < MAX_GAP
 
 
 MIXED = (
@@ -94,9 +95,9 @@ MIXED = (
 def test_wasm_mixed_flood_that_fails_is_shown_quickly(playground: Playground) -> None:
     """stdout and stderr alternate line by line, and the run fails: error links and the first error line."""
     took, meter = flood(playground, "wasm mixed", MIXED)
-    assert took < MAX_SECONDS and meter.max_gap < MAX_GAP
+    assert took < MAX_SECONDS and meter.max_own_gap < MAX_GAP
 
 
 def test_docker_mixed_flood_that_fails_is_shown_quickly(docker_playground: Playground) -> None:
     took, meter = flood(docker_playground, "docker mixed", MIXED)
-    assert took < MAX_SECONDS and meter.max_gap < MAX_GAP
+    assert took < MAX_SECONDS and meter.max_own_gap < MAX_GAP

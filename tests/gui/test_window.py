@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QTextLayout
 
 from playground.app import settings as prefs_io
 from playground.app.resources import resource_path
@@ -109,9 +110,13 @@ def test_syntax_highlighting_happens_off_the_gui_thread(playground: Playground) 
     window.set_code("def f():\n    return 'text'  # comment\n")
     playground.qtbot.waitUntil(lambda: window.highlighter.lex_count > start, timeout=5000)
     block = window.editor.document().firstBlock()
-    formats = block.layout().formats()
-    keyword = next(f for f in formats if f.start == 0)
-    assert keyword.length == 3 and keyword.format.foreground().color().isValid()
+
+    def keyword() -> QTextLayout.FormatRange | None:  # recoloured in slices after the lex (CI once read too soon)
+        return next((f for f in block.layout().formats() if f.start == 0), None)
+
+    playground.qtbot.waitUntil(lambda: keyword() is not None, timeout=5000)
+    found = keyword()
+    assert found is not None and found.length == 3 and found.format.foreground().color().isValid()
 
 
 def test_screenshots_in_light_and_dark(playground: Playground) -> None:
