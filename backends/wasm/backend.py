@@ -27,7 +27,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -293,10 +293,11 @@ class WasmBackend:
         self._in_flight += 1
         try:
             # A run alone runs here (no hand-over to pay); one that overlaps another goes to an idle worker.
-            start = self.start_of(request) if pool is not None else None
+            worker = None
             if pool is not None:
+                start = self.start_of(request)
                 pool.note(request, start)
-            worker = pool.take(request, start) if pool is not None and self._in_flight > 1 else None
+                worker = pool.take(request, start) if self._in_flight > 1 else None
             if worker is not None:
                 assert pool is not None
                 try:
@@ -468,10 +469,10 @@ class WasmBackend:
         """
         pack, spec = request.pack, request.pack.wasm
         assert spec is not None
-        snap = self._chosen_snapshot(request)
+        env = launch.environment(pack, request.spec)
+        snap = self._chosen_snapshot(request, env)
         if snap is None:
             return None
-        env = launch.environment(pack, request.spec)
         data = snapshot.payload(snap, launch.argv(pack, request.spec, has_program=True), env)
         if len(data) > snapshot.MAX_PAYLOAD:
             return None
@@ -486,14 +487,12 @@ class WasmBackend:
         return module, image.start(f"the {pack.name} snapshot", data)
 
     @staticmethod
-    def _chosen_snapshot(request: Request) -> WasmSnapshot | None:
-        """The snapshot a one-shot run of ``request`` would start from (None: it starts cold)."""
+    def _chosen_snapshot(request: Request, env: Mapping[str, str]) -> WasmSnapshot | None:
+        """The snapshot a one-shot run of ``request`` with environment ``env`` starts from (None: it starts cold)."""
         spec = request.pack.wasm
         assert spec is not None
         snap = snapshot_for(spec, request.spec.code_bytes)
-        if snap is None or request.spec.uses_caller_root:
-            return None
-        if snap.needs_cold_start(launch.environment(request.pack, request.spec), spec.env):
+        if snap is None or request.spec.uses_caller_root or snap.needs_cold_start(env, spec.env):
             return None
         return snap
 
@@ -506,8 +505,10 @@ class WasmBackend:
         its own copy of the pack.
         """
         spec = request.pack.wasm
-        snap = cls._chosen_snapshot(request) if spec is not None and spec.module is not None else None
-        if snap is None or spec is None:
+        if spec is None or spec.module is None:
+            return None
+        snap = cls._chosen_snapshot(request, launch.environment(request.pack, request.spec))
+        if snap is None:
             return None
         return -1 if snap is spec.snapshot else spec.import_snapshots.index(snap)
 

@@ -214,29 +214,31 @@ class ModuleCache:
             log.warning("cannot read module cache entry %s: %s", path, exc)
             return None
         payload = memoryview(blob)[_HEADER:]
-        if blob[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != blob[len(_MAGIC) : _HEADER]:
+        digest = hashlib.sha256(payload)
+        if blob[: len(_MAGIC)] != _MAGIC or digest.digest() != blob[len(_MAGIC) : _HEADER]:
             log.warning("module cache entry %s is corrupt; rebuilding", path)
             self._discard_entry(path)
             return None
         try:
-            self._write(path, payload)
+            self._write(path, payload, digest.hexdigest())
         except OSError as exc:
             log.warning("cannot rewrite module cache entry %s: %s", path, exc)
             return None
-        return hashlib.sha256(payload).hexdigest()
+        return digest.hexdigest()
 
     def _store(self, path: Path, module: wasmtime.Module) -> None:
         try:
-            self._write(path, module.serialize())
+            payload = module.serialize()
+            self._write(path, payload, hashlib.sha256(payload).hexdigest())
         except OSError as exc:
             log.warning("cannot write module cache entry %s: %s", path, exc)
 
-    def _write(self, path: Path, payload: bytes | bytearray | memoryview) -> None:
-        """Write ``payload`` at ``path``, then its hash beside it, each atomically (the hash last)."""
+    def _write(self, path: Path, payload: bytes | bytearray | memoryview, sha256: str) -> None:
+        """Write ``payload`` at ``path``, then its hash ``sha256`` beside it, each atomically (the hash last)."""
         self._dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self._dir, 0o700)
         _write_atomically(self._dir, path, payload)
-        _write_atomically(self._dir, _digest_path(path), hashlib.sha256(payload).hexdigest().encode())
+        _write_atomically(self._dir, _digest_path(path), sha256.encode())
 
     def _discard_entry(self, path: Path) -> None:
         self._discard(path)
