@@ -29,7 +29,19 @@ output and progress as they come, then the outcome or the error, the tree
 and the attempts back (``procwire``). The parent's tree takes over the
 worker's (``VFS.adopt``), so ``Result.files`` and the usage are read as
 for any run. Cancelling the awaiting task cancels the job in the worker
-and waits for its answer, as for a thread. A worker that dies fails its
+and waits for its answer, as for a thread.
+
+Who reads a worker's messages: during a job, the event loop of the task
+that awaits it (``add_reader`` on the worker's pipe, non-blocking), so its
+answer wakes that task directly. Between jobs, a worker that owes a
+message (it is starting, or loading a start) is read by a poller thread
+that runs only while one does (``_poller``: no thread and no CPU once all
+are ready and idle); ``ready``, ``pids`` and ``idle_memory`` read every
+idle worker, so a death shows there. A reader thread per worker cost a
+thread wake, two interpreter-lock hand-overs and a wake of the loop per
+run, a fifth of a short run. A worker that died idle is otherwise found
+when the next run's frames cannot be written to it (``NotSent``: the run
+goes here) and is replaced at the run after. A worker that dies fails its
 job with ``HostFailure`` and is replaced at the next run (after three
 that die before they are ready, the pool stops starting them: runs stay
 here). A run whose data does not reach the worker (``NotSent``) runs here.
@@ -46,16 +58,18 @@ resident when every process read its own copy of the compiled code):
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
+import select
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from backends.wasm import procwire, runner
 from playground.core import errors, handoff
@@ -94,12 +108,24 @@ class _Job:
     delivery: handoff.Delivery[Outcome]
 
 
+#: Bytes taken from a worker's pipe per read.
+_READ_SIZE: Final = 1 << 20
+
+
 @dataclass(slots=True)
 class _Process:
     """One worker process and what this side knows of it."""
 
     proc: subprocess.Popen[bytes]
     writer: procwire.Writer
+    #: The worker's stdout (non-blocking), -1 once closed; read under ``read_lock`` only.
+    out: int
+    #: The write end of the worker's cancel pipe, -1 once closed.
+    cancels: int
+    frames: procwire.FrameReader = field(default_factory=procwire.FrameReader)
+    read_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: An event loop reads ``out`` for the job in flight (``ProcessPool.run``); polls leave it alone.
+    watched: bool = False
     ready: bool = False
     busy: bool = False
     dead: bool = False
@@ -132,6 +158,8 @@ class ProcessPool:
         self._held: dict[tuple[str, int], WasmSpec] = {}
         #: Every start a run has used (``note``), in order: each worker loads them all, when idle.
         self._wanted: dict[tuple[tuple[str, int], int | None], Pack] = {}
+        #: Whether the poller thread runs (``_watch_owed``).
+        self._polling = False
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -149,6 +177,7 @@ class ProcessPool:
             if started is None:
                 break
             self._procs.append(started)
+            self._watch_owed()
 
     def note(self, request: Request, start: int | None) -> None:
         """A run of ``request`` starts (here or in a worker): every worker loads its start, if new.
@@ -219,61 +248,147 @@ class ProcessPool:
                 continue
             proc.busy = True
             proc.loading = start
+            self._watch_owed()
             return
 
     async def run(
         self, proc: _Process, request: Request, translate: Callable[[BaseException], BaseException]
     ) -> Outcome:
-        """Run ``request`` on ``proc`` (from ``take``); see the module docstring for cancellation."""
+        """Run ``request`` on ``proc`` (from ``take``); see the module docstring for cancellation and reading."""
+        loop = asyncio.get_running_loop()
         job_id = next(self._jobs)
         job = _Job(request, handoff.Delivery(translate))
+        with self._lock:
+            proc.job = (job_id, job)
+            proc.watched = True
+        try:
+            loop.add_reader(proc.out, self._drain, proc)
+        except (NotImplementedError, OSError, ValueError) as exc:  # a loop that cannot watch a pipe
+            self._release(proc)
+            raise NotSent(f"this event loop cannot watch a worker's pipe: {exc!r}") from None
         try:
             with self._lock:
-                proc.job = (job_id, job)
                 key = self._send_pack(proc, request.pack)
                 proc.writer.send(("run", job_id, key, request.spec, request.limits, request.stdin, request.vfs))
         except Exception as exc:  # nothing reached the worker but whole frames: it is in step, or gone
-            with self._lock:
-                proc.job = None
-                proc.busy = False
+            loop.remove_reader(proc.out)
+            self._release(proc)
             if isinstance(exc, OSError):
                 self._died(proc, "the worker process is gone")
             raise NotSent(str(exc)) from None
-        return await handoff.await_worker(job.delivery.future, stop=lambda: self._cancel(proc, job_id))
+        try:
+            return await handoff.await_worker(job.delivery.future, stop=lambda: self._cancel(proc, job_id))
+        finally:
+            loop.remove_reader(proc.out)
+            self._release(proc)
+
+    def _release(self, proc: _Process) -> None:
+        """The job on ``proc`` is over and no loop reads it: it may take the next (or close its pipe, if it died)."""
+        with self._lock:
+            proc.watched = False
+            proc.job = None
+            proc.busy = False
+            dead = proc.dead
+            if not dead:
+                self._load_next(proc)
+        if dead:
+            _close_out(proc)
 
     def _cancel(self, proc: _Process, job_id: int) -> None:
-        try:
-            proc.writer.send(("cancel", job_id))
-        except (OSError, ValueError):
-            pass  # it is gone: its reader fails the job
+        with self._lock:  # under the lock that closes it (``_kill``): never a write to a reused fd number
+            if proc.cancels < 0:
+                return  # it is gone: its pipe's end fails the job
+            try:
+                os.write(proc.cancels, procwire.CANCEL.pack(job_id))
+            except OSError:
+                pass  # it is gone: its pipe's end fails the job
 
     # -- workers ---------------------------------------------------------------------------
 
     def _start(self) -> _Process | None:
-        """A new worker process (its reader thread marks it ready). Called with the lock held."""
+        """A new worker process (a poll finds it ready). Called with the lock held."""
+        cancel_read, cancel_write = os.pipe()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "backends.wasm.procworker", str(self._root)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                [sys.executable, "-m", "backends.wasm.procworker", str(self._root), str(cancel_read)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, pass_fds=(cancel_read,),
                 env={**os.environ, "PYTHONPATH": _import_root()}, start_new_session=True,
             )  # fmt: skip
         except OSError as exc:
+            os.close(cancel_write)
             log.warning("cannot start a Wasm worker process: %s", exc)
             return None
+        finally:
+            os.close(cancel_read)
         assert proc.stdin is not None and proc.stdout is not None
-        started = _Process(proc=proc, writer=procwire.Writer(proc.stdin))
-        threading.Thread(target=self._read, args=(started, proc.stdout), name="procpool-read", daemon=True).start()
-        return started
+        out = proc.stdout.fileno()
+        os.set_blocking(out, False)
+        return _Process(proc=proc, writer=procwire.Writer(proc.stdin), out=out, cancels=cancel_write)
 
-    def _read(self, proc: _Process, stream: IO[bytes]) -> None:
-        """One worker's messages: output and progress as they come, then each job's answer."""
-        reason = "the worker process ended"
+    def _watch_owed(self) -> None:
+        """Start the poller thread unless it runs (lock held): a worker owes a message (ready, loaded)."""
+        if not self._polling and not self._closed:
+            self._polling = True
+            threading.Thread(target=self._poller, name="procpool-poll", daemon=True).start()
+
+    def _poller(self) -> None:
+        """Read the workers that owe a message as it comes; end when none does (or the pool closed)."""
+        while True:
+            with self._lock:
+                owing = [
+                    p for p in self._procs
+                    if not p.dead and not p.watched and p.out >= 0 and (not p.ready or p.loading is not None)
+                ]  # fmt: skip
+                if not owing or self._closed:
+                    self._polling = False
+                    return
+            try:
+                readable = set(select.select([p.out for p in owing], [], [], 0.5)[0])
+            except (OSError, ValueError):  # a pipe closed meanwhile: look again
+                continue
+            for proc in owing:
+                if proc.out in readable:
+                    self._drain(proc, wait=False)
+
+    def _poll(self, every: bool = False) -> None:
+        """Take the messages waiting from idle workers: those that owe one (starting, loading), or ``every``."""
+        with self._lock:
+            procs = [
+                p for p in self._procs
+                if not p.dead and not p.watched and (every or not p.ready or p.loading is not None)
+            ]  # fmt: skip
+        for proc in procs:
+            self._drain(proc, wait=False)
+
+    def _drain(self, proc: _Process, wait: bool = True) -> None:
+        """Read what ``proc`` has sent and act on each message; the end of its pipe is its death.
+
+        The event loop calls this when the pipe of a job's worker is
+        readable; polls call it with ``wait=False`` and skip a worker that
+        another thread is reading.
+        """
+        if not proc.read_lock.acquire(blocking=wait):
+            return
+        ended = None
         try:
-            while (message := procwire.receive(stream)) is not None:
-                self._take_message(proc, message)
+            while proc.out >= 0:
+                try:
+                    data = os.read(proc.out, _READ_SIZE)
+                except BlockingIOError:
+                    break
+                if not data:
+                    ended = "the worker process ended"
+                    break
+                for message in proc.frames.feed(data):
+                    self._take_message(proc, message)
+                if len(data) < _READ_SIZE:
+                    break  # all there was (a further read would only say so)
         except Exception as exc:  # a broken frame: the worker is no longer trusted to be in step
-            reason = f"the worker process sent a broken message: {exc}"
-        self._died(proc, reason)
+            ended = f"the worker process sent a broken message: {exc}"
+        finally:
+            proc.read_lock.release()
+        if ended is not None:
+            self._died(proc, ended)
 
     def _take_message(self, proc: _Process, message: tuple[Any, ...]) -> None:
         kind = message[0]
@@ -315,9 +430,7 @@ class ProcessPool:
             request.vfs.adopt(vfs)
             request.attempts.merge(attempts, dropped=message[-1])
             with self._lock:
-                proc.job = None
-                proc.busy = False
-                self._load_next(proc)
+                proc.job = None  # free once its loop stops reading it (``run``'s ``_release``)
             if kind == "done":
                 job.delivery.settle(message[2])
             else:
@@ -325,7 +438,10 @@ class ProcessPool:
 
     def _died(self, proc: _Process, reason: str) -> None:
         with self._lock:
+            if proc.dead:
+                return
             proc.dead = True
+            watched = proc.watched
             current, proc.job = proc.job, None
             if not proc.ready:
                 self._failed_starts += 1
@@ -333,7 +449,9 @@ class ProcessPool:
                     log.warning("Wasm worker processes keep failing to start (%s); runs stay in this process", reason)
         if current is not None:
             current[1].delivery.settle(runner.HostFailure(f"{reason} during the run"))
-        _kill(proc.proc)
+        self._kill(proc)
+        if not watched:  # else the loop reading it closes it once it stops (``_release``)
+            _close_out(proc)
 
     # -- cost and life -----------------------------------------------------------------------
 
@@ -345,6 +463,7 @@ class ProcessPool:
         process its share of those and all of its own memory. Resident
         memory where the kernel does not report PSS.
         """
+        self._poll(every=True)
         with self._lock:
             pids = [p.proc.pid for p in self._procs if not p.dead]
         sizes = []
@@ -356,15 +475,18 @@ class ProcessPool:
 
     def ready(self) -> int:
         """How many workers are started and ready for runs."""
+        self._poll(every=True)
         with self._lock:
             return sum(1 for p in self._procs if p.ready and not p.dead)
 
     def loads_pending(self) -> int:
         """Starts (``note``) the live workers have still to load, counted per worker (0: all loaded)."""
+        self._poll()
         with self._lock:
             return sum(1 for p in self._procs if not p.dead for start in self._wanted if start not in p.loaded)
 
     def pids(self) -> list[int]:
+        self._poll(every=True)
         with self._lock:
             return [p.proc.pid for p in self._procs if not p.dead]
 
@@ -374,7 +496,28 @@ class ProcessPool:
             self._closed = True
             procs, self._procs = self._procs, []
         for proc in procs:
-            _kill(proc.proc)
+            self._kill(proc)  # a job in flight: its loop reads the end, fails the job and closes the pipe
+            with self._lock:
+                watched = proc.watched
+            if not watched:
+                _close_out(proc)
+
+    def _kill(self, proc: _Process) -> None:
+        """Kill the worker and close our ends of its stdin and cancel pipe (its stdout: ``_close_out``)."""
+        try:
+            proc.proc.kill()
+        except OSError:
+            pass
+        try:
+            if proc.proc.stdin is not None:
+                proc.proc.stdin.close()
+        except OSError:
+            pass
+        with self._lock:
+            cancels, proc.cancels = proc.cancels, -1
+            if cancels >= 0:
+                os.close(cancels)
+        threading.Thread(target=proc.proc.wait, name="procpool-reap", daemon=True).start()
 
 
 def _pss(pid: int) -> int | None:
@@ -402,18 +545,17 @@ def _error(name: str, message: str, outcome: Outcome | None) -> BaseException:
     return cls(message)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        proc.kill()
-    except OSError:
-        pass
-    for stream in (proc.stdin, proc.stdout):
+def _close_out(proc: _Process) -> None:
+    """Close our end of the worker's stdout, once nobody reads it (no read meets a reused fd number)."""
+    with proc.read_lock:
+        if proc.out < 0:
+            return
+        proc.out = -1
         try:
-            if stream is not None:
-                stream.close()
+            if proc.proc.stdout is not None:
+                proc.proc.stdout.close()
         except OSError:
             pass
-    threading.Thread(target=proc.wait, name="procpool-reap", daemon=True).start()
 
 
 def _import_root() -> str:

@@ -2,15 +2,17 @@
 
 Both ends are this project's own code in processes of the same user; the
 guest never reaches the pipes (it is inside WebAssembly in the worker).
-A frame is a 4-byte little-endian length and a pickle. Messages are
-tuples whose first item names them:
+A frame is a 4-byte little-endian length and a pickle: ``receive`` reads
+one from a blocking stream, ``FrameReader`` takes them from a non-blocking
+one as bytes come. Messages are tuples whose first item names them:
 
 parent -> worker
     ``("pack", key, pack)``: a pack the next runs refer to by ``key``;
+    ``("load", key, start)``: load a start (runtime and snapshot) before its runs come;
     ``("run", job, key, spec, limits, stdin, vfs)``;
-    ``("cancel", job)``.
+    a cancel goes on a pipe of its own (``procworker``).
 worker -> parent
-    ``("ready",)`` once it has started;
+    ``("ready",)`` once it has started; ``("loaded", key, start)``;
     ``("output", job, stream, bytes)``, ``("progress", job, text, fraction)``;
     ``("done", job, outcome, vfs, attempts, dropped)``;
     ``("failed", job, error_name, message, outcome, vfs, attempts, dropped)``.
@@ -32,6 +34,8 @@ from types import MappingProxyType
 from typing import IO, Any, Final
 
 _LENGTH: Final = struct.Struct("<I")
+#: A cancel, on the worker's cancel pipe (``procworker``): the job's id.
+CANCEL: Final = struct.Struct("<Q")
 #: A frame larger than this is refused (a program's tree is bounded by its quota, far below).
 MAX_FRAME: Final = 1 << 31
 
@@ -89,10 +93,52 @@ def receive(stream: IO[bytes]) -> tuple[Any, ...] | None:
     body = _read_exactly(stream, size)
     if body is None:
         raise OSError("the stream ended inside a frame")
+    return _message(body)
+
+
+def _message(body: bytes) -> tuple[Any, ...]:
     message = pickle.loads(body)
     if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
         raise OSError("not a message")
     return message
+
+
+class FrameReader:
+    """The messages in a stream read piecemeal (a non-blocking pipe read when the event loop says it is ready).
+
+    ``feed`` takes whatever bytes came and returns the messages they
+    complete; a frame cut across reads waits for the rest.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[Any, ...]]:
+        """The messages completed by ``data``, in order.
+
+        Raises:
+            OSError: a frame too large, or one that is not a message.
+        """
+        buffer = self._buffer
+        buffer += data
+        messages: list[tuple[Any, ...]] = []
+        at = 0
+        while len(buffer) - at >= _LENGTH.size:
+            (size,) = _LENGTH.unpack_from(buffer, at)
+            if size > MAX_FRAME:
+                raise OSError(f"a frame of {size} bytes")
+            end = at + _LENGTH.size + size
+            if end > len(buffer):
+                break
+            messages.append(_message(bytes(buffer[at + _LENGTH.size : end])))
+            at = end
+        del buffer[:at]
+        return messages
+
+    @property
+    def partial(self) -> bool:
+        """Whether a frame has begun and not ended (the stream ending now cuts it short)."""
+        return bool(self._buffer)
 
 
 def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:

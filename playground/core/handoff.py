@@ -55,7 +55,14 @@ class Delivery(Generic[T]):
         self._translate = translate
 
     def settle(self, result: T | BaseException) -> None:
-        """From any thread: the worker's value, or the exception it ended with."""
+        """From any thread: the worker's value, or the exception it ended with.
+
+        On the loop's own thread (a worker's answer read by the loop) it is
+        settled at once: no wake of the loop through its self-pipe.
+        """
+        if asyncio._get_running_loop() is self._loop:
+            self._settle(result)
+            return
         try:
             self._loop.call_soon_threadsafe(self._settle, result)
         except RuntimeError:  # the loop is closed

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable
-from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -281,23 +280,66 @@ async def test_workers_that_cannot_start_stop_being_started(monkeypatch: pytest.
         assert pool._failed_starts == failed and pool.pids() == []  # no more were started
 
 
-def test_a_worker_whose_parent_is_gone_stops_its_run_and_ends(tmp_path: Path) -> None:
-    """The parent's end closes the worker's stdin: the job in flight (here one with no time limit) is
-    stopped and the worker exits, so no orphan burns a core."""
+def _bare_worker() -> tuple[subprocess.Popen[bytes], int]:
+    """A worker process started as the pool starts one, and our end of its cancel pipe."""
+    cancel_read, cancel_write = os.pipe()
     worker = subprocess.Popen(
-        [sys.executable, "-m", "backends.wasm.procworker", str(cache_root())],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "backends.wasm.procworker", str(cache_root()), str(cancel_read)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, pass_fds=(cancel_read,),
     )  # fmt: skip
+    os.close(cancel_read)
     assert worker.stdin is not None and worker.stdout is not None
+    assert procwire.receive(worker.stdout) == ("ready",)
+    return worker, cancel_write
+
+
+def _send_forever(worker: subprocess.Popen[bytes], job: int) -> None:
+    """Send a run with no time limit that prints ``up`` and spins; wait for its ``up``."""
+    assert worker.stdin is not None and worker.stdout is not None
+    writer = procwire.Writer(worker.stdin)
+    limits = DEFAULT_LIMITS.validate().merged(Limits(wall_time=UNLIMITED, cpu_time=UNLIMITED))
+    writer.send(("pack", "k", python.PACK))
+    forever = Spec(lang="python", code="print('up', flush=True)\nwhile True: pass")
+    writer.send(("run", job, "k", forever, limits, b"", VFS.for_limits(limits)))
+    assert procwire.receive(worker.stdout) == ("output", job, Stream.STDOUT, b"up\n")
+
+
+def test_a_worker_whose_parent_is_gone_stops_its_run_and_ends() -> None:
+    """The parent's ends close (its stdin, its cancel pipe): the job in flight (here one with no time
+    limit) is stopped and the worker exits, so no orphan burns a core."""
+    worker, cancels = _bare_worker()
     try:
-        assert procwire.receive(worker.stdout) == ("ready",)
-        writer = procwire.Writer(worker.stdin)
-        limits = DEFAULT_LIMITS.validate().merged(Limits(wall_time=UNLIMITED, cpu_time=UNLIMITED))
-        writer.send(("pack", "k", python.PACK))
-        forever = Spec(lang="python", code="print('up', flush=True)\nwhile True: pass")
-        writer.send(("run", 1, "k", forever, limits, b"", VFS.for_limits(limits)))
-        assert procwire.receive(worker.stdout) == ("output", 1, Stream.STDOUT, b"up\n")
+        _send_forever(worker, 1)
+        assert worker.stdin is not None
         worker.stdin.close()
+        os.close(cancels)
         assert worker.wait(timeout=10) == 0
     finally:
         worker.kill()
+
+
+def test_a_cancel_stops_only_the_job_it_names_even_before_the_job_starts() -> None:
+    """A cancel of another job leaves the run going; one sent before its run was read stops it as it starts."""
+    worker, cancels = _bare_worker()
+    assert worker.stdout is not None
+    try:
+        _send_forever(worker, 5)
+        os.write(cancels, procwire.CANCEL.pack(4))  # an earlier job's late cancel: nothing to stop
+        os.write(cancels, procwire.CANCEL.pack(5))
+        answer = procwire.receive(worker.stdout)
+        assert answer is not None and answer[:3] == ("failed", 5, "RunCancelled"), answer
+        os.write(cancels, procwire.CANCEL.pack(6))  # before job 6 is sent
+        time.sleep(0.2)  # the cancel thread has it before the run is read
+        assert worker.stdin is not None
+        writer = procwire.Writer(worker.stdin)
+        limits = DEFAULT_LIMITS.validate().merged(Limits(wall_time=UNLIMITED, cpu_time=UNLIMITED))
+        writer.send(("run", 6, "k", Spec(lang="python", code="while True: pass"), limits, b"", VFS.for_limits(limits)))
+        answer = procwire.receive(worker.stdout)
+        assert answer is not None and answer[:3] == ("failed", 6, "RunCancelled"), answer
+        writer.send(("run", 7, "k", Spec(lang="python", code="print(7)"), limits, b"", VFS.for_limits(limits)))
+        messages = [procwire.receive(worker.stdout), procwire.receive(worker.stdout)]
+        assert messages[0] == ("output", 7, Stream.STDOUT, b"7\n") and messages[1] is not None
+        assert messages[1][:2] == ("done", 7), messages[1]
+    finally:
+        worker.kill()
+        os.close(cancels)
