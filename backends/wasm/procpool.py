@@ -335,10 +335,7 @@ class ProcessPool:
         """Read the workers that owe a message as it comes; end when none does (or the pool closed)."""
         while True:
             with self._lock:
-                owing = [
-                    p for p in self._procs
-                    if not p.dead and not p.watched and p.out >= 0 and (not p.ready or p.loading is not None)
-                ]  # fmt: skip
+                owing = self._unwatched()
                 if not owing or self._closed:
                     self._polling = False
                     return
@@ -353,12 +350,16 @@ class ProcessPool:
     def _poll(self, every: bool = False) -> None:
         """Take the messages waiting from idle workers: those that owe one (starting, loading), or ``every``."""
         with self._lock:
-            procs = [
-                p for p in self._procs
-                if not p.dead and not p.watched and (every or not p.ready or p.loading is not None)
-            ]  # fmt: skip
+            procs = self._unwatched(every)
         for proc in procs:
             self._drain(proc, wait=False)
+
+    def _unwatched(self, every: bool = False) -> list[_Process]:
+        """Live workers no loop reads (lock held): those that owe a message (starting, loading), or ``every``."""
+        return [
+            p for p in self._procs
+            if not p.dead and not p.watched and p.out >= 0 and (every or not p.ready or p.loading is not None)
+        ]  # fmt: skip
 
     def _drain(self, proc: _Process, wait: bool = True) -> None:
         """Read what ``proc`` has sent and act on each message; the end of its pipe is its death.
@@ -441,7 +442,6 @@ class ProcessPool:
             if proc.dead:
                 return
             proc.dead = True
-            watched = proc.watched
             current, proc.job = proc.job, None
             if not proc.ready:
                 self._failed_starts += 1
@@ -450,8 +450,6 @@ class ProcessPool:
         if current is not None:
             current[1].delivery.settle(runner.HostFailure(f"{reason} during the run"))
         self._kill(proc)
-        if not watched:  # else the loop reading it closes it once it stops (``_release``)
-            _close_out(proc)
 
     # -- cost and life -----------------------------------------------------------------------
 
@@ -497,13 +495,13 @@ class ProcessPool:
             procs, self._procs = self._procs, []
         for proc in procs:
             self._kill(proc)  # a job in flight: its loop reads the end, fails the job and closes the pipe
-            with self._lock:
-                watched = proc.watched
-            if not watched:
-                _close_out(proc)
 
     def _kill(self, proc: _Process) -> None:
-        """Kill the worker and close our ends of its stdin and cancel pipe (its stdout: ``_close_out``)."""
+        """Kill the worker and close our ends of its pipes.
+
+        Its stdout stays open while a loop reads it for a job (``watched``):
+        that loop reads the end, fails the job and closes it (``_release``).
+        """
         try:
             proc.proc.kill()
         except OSError:
@@ -517,6 +515,9 @@ class ProcessPool:
             cancels, proc.cancels = proc.cancels, -1
             if cancels >= 0:
                 os.close(cancels)
+            watched = proc.watched
+        if not watched:
+            _close_out(proc)
         threading.Thread(target=proc.proc.wait, name="procpool-reap", daemon=True).start()
 
 

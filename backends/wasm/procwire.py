@@ -135,10 +135,15 @@ class FrameReader:
         del buffer[:at]
         return messages
 
-    @property
-    def partial(self) -> bool:
-        """Whether a frame has begun and not ended (the stream ending now cuts it short)."""
-        return bool(self._buffer)
+
+def receive_cancel(stream: IO[bytes]) -> int | None:
+    """The job id of the next cancel on a cancel pipe (``CANCEL``), or None at its end.
+
+    Raises:
+        OSError: the pipe broke, or ended inside a cancel.
+    """
+    data = _read_exactly(stream, CANCEL.size)
+    return None if data is None else int(CANCEL.unpack(data)[0])
 
 
 def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:

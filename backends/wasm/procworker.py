@@ -78,10 +78,12 @@ class _Worker:
         """The cancel thread: stop the job a cancel names; when the pipe ends (the parent is gone), any job."""
         with os.fdopen(fd, "rb", buffering=0) as pipe:
             while True:
-                data = _read_exactly(pipe, procwire.CANCEL.size)
-                if data is None:
+                try:
+                    job = procwire.receive_cancel(pipe)
+                except OSError:
+                    job = None
+                if job is None:
                     break
-                (job,) = procwire.CANCEL.unpack(data)
                 with self._lock:
                     if self._current is not None and self._current[0] == job:
                         self._current[1].cancel()
@@ -137,20 +139,6 @@ class _Worker:
         finally:
             with self._lock:
                 self._current = None
-
-
-def _read_exactly(pipe: IO[bytes], size: int) -> bytes | None:
-    """``size`` bytes, or None at the end (or a broken pipe)."""
-    data = b""
-    while len(data) < size:
-        try:
-            chunk = pipe.read(size - len(data))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        data += chunk
-    return data
 
 
 class _OutputPump:

@@ -36,7 +36,7 @@ from playground.core import (
     Spec,
     TimeLimitExceeded,
 )
-from playground.core.limits import DEFAULT_LIMITS, UNLIMITED, MiB
+from playground.core.limits import DEFAULT_LIMITS, UNLIMITED, MiB, ResolvedLimits
 from playground.core.output import Stream
 from playground.core.vfs import VFS
 from playground.packs import javascript, python
@@ -293,11 +293,15 @@ def _bare_worker() -> tuple[subprocess.Popen[bytes], int]:
     return worker, cancel_write
 
 
+def _no_time_limit() -> ResolvedLimits:
+    return DEFAULT_LIMITS.validate().merged(Limits(wall_time=UNLIMITED, cpu_time=UNLIMITED))
+
+
 def _send_forever(worker: subprocess.Popen[bytes], job: int) -> None:
     """Send a run with no time limit that prints ``up`` and spins; wait for its ``up``."""
     assert worker.stdin is not None and worker.stdout is not None
     writer = procwire.Writer(worker.stdin)
-    limits = DEFAULT_LIMITS.validate().merged(Limits(wall_time=UNLIMITED, cpu_time=UNLIMITED))
+    limits = _no_time_limit()
     writer.send(("pack", "k", python.PACK))
     forever = Spec(lang="python", code="print('up', flush=True)\nwhile True: pass")
     writer.send(("run", job, "k", forever, limits, b"", VFS.for_limits(limits)))
@@ -332,7 +336,7 @@ def test_a_cancel_stops_only_the_job_it_names_even_before_the_job_starts() -> No
         time.sleep(0.2)  # the cancel thread has it before the run is read
         assert worker.stdin is not None
         writer = procwire.Writer(worker.stdin)
-        limits = DEFAULT_LIMITS.validate().merged(Limits(wall_time=UNLIMITED, cpu_time=UNLIMITED))
+        limits = _no_time_limit()
         writer.send(("run", 6, "k", Spec(lang="python", code="while True: pass"), limits, b"", VFS.for_limits(limits)))
         answer = procwire.receive(worker.stdout)
         assert answer is not None and answer[:3] == ("failed", 6, "RunCancelled"), answer
