@@ -243,7 +243,8 @@ async def main_async(args: argparse.Namespace) -> None:
     if args.processes:
         workers = WasmBackend(packs=ALL_PACKS, processes=args.processes)
         pooled = Sandbox(backends=[workers], packs=ALL_PACKS, default_limits=limits)
-        await pooled.run(Spec(lang="python", code="pass"))  # starts the workers
+        assert workers._pool is not None
+        workers._pool.warm()  # as the first two runs that overlap would
         await asyncio.sleep(3.0)  # each is ready about a second later
     with before, after:
         await start_table(before, after, args.langs, args.runs)

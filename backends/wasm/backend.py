@@ -292,7 +292,8 @@ class WasmBackend:
         pool = self._pool
         self._in_flight += 1
         try:
-            # A run alone runs here (no hand-over to pay); one that overlaps another goes to an idle worker.
+            # A run alone runs here (no hand-over to pay); one that overlaps another goes to an idle worker
+            # (the first overlap starts the workers: a caller that never overlaps runs never pays for them).
             worker = None
             if pool is not None:
                 start = self.start_of(request)
@@ -304,8 +305,6 @@ class WasmBackend:
                     return await pool.run(worker, request, _as_async)
                 except procpool.NotSent as exc:
                     log.warning("a run stays in this process: %s", exc)
-            if pool is not None:
-                pool.warm()
             memory = limits.memory_cap
             control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
             name = f"wasm-run-{next(_run_ids)}"

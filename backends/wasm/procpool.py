@@ -13,8 +13,9 @@ without workers); one that starts while another is in flight, here or in a
 worker, goes to an idle worker when one is ready, else it runs here too. So
 a run never waits for a worker, only concurrency spreads out, and under
 steady concurrency the runs go to workers and this process only hands
-them over. The workers start in the background at the first
-run (each is ready about a second later) and stay. A worker takes only
+them over. The workers start in the background when two runs first
+overlap (each is ready about a second later; meanwhile runs stay here) and
+stay: a caller whose runs never overlap never starts one. A worker takes only
 runs of a start (runtime and snapshot, ``WasmBackend.start_of``) it has
 loaded: every start a run uses is noted (``note``), and each worker loads
 the ones it lacks when idle (``("load", …)``, busy meanwhile), so a run
@@ -41,8 +42,8 @@ idle worker, so a death shows there. A reader thread per worker cost a
 thread wake, two interpreter-lock hand-overs and a wake of the loop per
 run, a fifth of a short run. A worker that died idle is otherwise found
 when the next run's frames cannot be written to it (``NotSent``: the run
-goes here) and is replaced at the run after. A worker that dies fails its
-job with ``HostFailure`` and is replaced at the next run (after three
+goes here) and is replaced at the next overlap. A worker that dies fails its
+job with ``HostFailure`` and is replaced at the next overlap (after three
 that die before they are ready, the pool stops starting them: runs stay
 here). A run whose data does not reach the worker (``NotSent``) runs here.
 ``close`` kills the workers (quitting never waits for them).

@@ -8,11 +8,13 @@ never reaches ``assembly.default_sandbox`` (and so the Docker tier).
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from playground import cli
 from playground.cli import build_parser
-from playground.cli.pool_flag import MAX_POOL, MAX_PROCESSES
+from playground.cli.pool_flag import DEFAULT_PROCESSES, MAX_POOL, MAX_PROCESSES
 from playground.core import Outcome, Pack, Policy, Sandbox, WasmSpec
 from tests.fake_backend import FakeBackend
 
@@ -91,7 +93,16 @@ def test_the_process_count_reaches_the_wasm_tier(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(SystemExit):
         cli.main(["mcp", "--wasm-processes", "2"])
     assert seen == [2]
-    assert build_parser().parse_args(["mcp"]).wasm_processes == 0
+    assert build_parser().parse_args(["mcp", "--wasm-processes", "0"]).wasm_processes == 0
+
+
+@pytest.mark.parametrize(("cpus", "expected"), [(1, 0), (2, DEFAULT_PROCESSES), (8, DEFAULT_PROCESSES)])
+def test_mcp_has_workers_by_default_where_there_are_cpus_for_them(
+    cpus: int, expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    assert build_parser().parse_args(["mcp"]).wasm_processes == expected
+    assert build_parser().parse_args(["run", "x.py"]).__dict__.get("wasm_processes") is None  # mcp's alone
 
 
 def test_default_sandbox_gives_the_wasm_tier_its_workers() -> None:

@@ -8,6 +8,7 @@ runtime is noticed.
 from __future__ import annotations
 
 import base64
+import os
 
 import anyio
 import pytest
@@ -179,3 +180,57 @@ async def test_the_readme_desktop_config_works_as_given() -> None:
     async with connect(params) as client:
         out = ok(await call(client, "execute_code", language="python", code="print(6 * 7)"))
     assert out["stdout"] == "42\n"
+
+
+def _workers_of_servers() -> list[int]:
+    """Pids of Wasm worker processes whose parent is a ``playground mcp`` server."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if b"backends.wasm.procworker" not in f.read():
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{parent}/cmdline", "rb") as f:
+                if b"\0mcp" in f.read():
+                    found.append(int(entry))
+        except OSError:
+            continue  # it ended meanwhile
+    return found
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the server has workers by default on 2 CPUs or more")
+async def test_overlapping_calls_get_worker_processes_by_default_and_they_end_with_the_server() -> None:
+    assert _workers_of_servers() == []
+    async with connect(real_server()) as client:
+        first = ok(await call(client, "execute_code", language="python", code="print(1)"))
+        assert first["stdout"] == "1\n"
+        assert _workers_of_servers() == [], "a call on its own started worker processes"
+        outputs: list[str] = []
+
+        async def run(code: str) -> None:
+            outputs.append(ok(await call(client, "execute_code", language="python", code=code))["stdout"])
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                group.start_soon(run, "import time\ntime.sleep(1)\nprint('slow')")
+                await anyio.sleep(0.3)
+                group.start_soon(run, "print('fast')")
+        assert sorted(outputs) == ["fast\n", "slow\n"]
+        workers = _workers_of_servers()
+        assert len(workers) == 2
+    with anyio.fail_after(10):
+        while any(os.path.exists(f"/proc/{pid}") and _alive(pid) for pid in workers):
+            await anyio.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    """Not ended (a zombie that its parent has not reaped yet counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

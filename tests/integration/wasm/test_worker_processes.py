@@ -52,10 +52,11 @@ async def pooled() -> AsyncIterator[tuple[Sandbox, ProcessPool]]:
     backend = WasmBackend(processes=2)
     require_runtime(backend, python.PACK)
     with Sandbox(backends=[backend], packs=[python.PACK, javascript.PACK], default_limits=Limits(wall_time=20)) as sb:
-        await sb.run(Spec(lang="python", code="pass"))  # starts the workers
-        await sb.run(Spec(lang="javascript", code=""))  # they load both runtimes before they take runs of them
         pool = backend._pool  # the pool under test
         assert pool is not None
+        pool.warm()  # as the first two runs that overlap would
+        await sb.run(Spec(lang="python", code="pass"))  # they load both runtimes before they take runs of them
+        await sb.run(Spec(lang="javascript", code=""))
         deadline = time.monotonic() + 60
         while pool.ready() < 2 or pool.loads_pending():
             assert time.monotonic() < deadline, "the worker processes never got ready"
@@ -74,6 +75,22 @@ async def _overlapping(sb: Sandbox, pool: ProcessPool, work: Awaitable[T]) -> T:
         assert pool.dispatched > before, "the run did not go to a worker process"
         slow.cancel()
         await asyncio.gather(slow, return_exceptions=True)
+
+
+async def test_workers_start_only_when_runs_first_overlap() -> None:
+    backend = WasmBackend(processes=2)
+    require_runtime(backend, python.PACK)
+    pool = backend._pool
+    assert pool is not None
+    with Sandbox(backends=[backend], packs=[python.PACK], default_limits=Limits(wall_time=20)) as sb:
+        for _ in range(3):
+            assert (await sb.run(Spec(lang="python", code="print(1)"))).stdout == b"1\n"
+        assert pool.pids() == [], "runs one at a time started worker processes"
+        short = Spec(lang="python", code="import time\ntime.sleep(0.5)")
+        results = await asyncio.gather(sb.run(short), sb.run(Spec(lang="python", code="print(2)")))
+        assert [r.exit_code for r in results] == [0, 0]
+        assert results[1].stdout == b"2\n"  # it ran here: the workers were only just starting
+        assert len(pool.pids()) == 2
 
 
 async def test_runs_in_workers_share_nothing(pooled: tuple[Sandbox, ProcessPool]) -> None:
@@ -195,7 +212,7 @@ async def test_a_worker_that_dies_fails_only_its_run_and_is_replaced(pooled: tup
     await _overlapping(sb, pool, killed())
     deadline = time.monotonic() + 30
     while pool.ready() < 2:
-        await sb.run(Spec(lang="python", code="pass"))  # a run starts the missing workers
+        await asyncio.gather(*(sb.run(Spec(lang="python", code="pass")) for _ in range(2)))  # an overlap starts them
         assert time.monotonic() < deadline
         await asyncio.sleep(0.05)
     assert not set(victims) & set(pool.pids())
@@ -207,7 +224,7 @@ async def test_closing_kills_the_workers_at_once() -> None:
     backend = WasmBackend(processes=2)
     require_runtime(backend, python.PACK)
     with Sandbox(backends=[backend], packs=[python.PACK]) as sb:
-        await sb.run(Spec(lang="python", code="pass"))
+        await asyncio.gather(*(sb.run(Spec(lang="python", code="pass")) for _ in range(2)))  # starts them
         pool = backend._pool
         assert pool is not None
         deadline = time.monotonic() + 30
