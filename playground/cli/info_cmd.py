@@ -7,6 +7,7 @@ import platform
 import sys
 from collections.abc import Callable
 
+from playground.cli.pool_flag import default_processes
 from playground.core import PREFER_WASM, Diagnosable, Diagnostic, Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -63,12 +64,26 @@ def doctor_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> in
         )
     finally:
         sandbox.close()
+    checks.append(_mcp_workers_check())
     for check in checks:
         mark = "ok  " if check.ok else "FAIL" if check.required else "warn"
         print(f"[{mark}] {check.name}: {check.detail}")
         if check.hint and not check.ok:
             print(f"       fix: {check.hint}")
     return 0 if all(c.ok or not c.required for c in checks) else 1
+
+
+def _mcp_workers_check() -> Diagnostic:
+    """What ``playground mcp`` will spend on Wasm worker processes by default (this command's sandbox has none)."""
+    count = default_processes()
+    if count:
+        detail = (
+            f"playground mcp runs overlapping calls in {count} Wasm worker processes, started when two calls "
+            "first overlap (about 30 MB PSS each, 120 MB after scientific programs; --wasm-processes N, 0: none)"
+        )
+    else:
+        detail = "playground mcp starts none by default: this process may use one CPU (--wasm-processes N)"
+    return Diagnostic(name="mcp worker processes", ok=True, required=False, detail=detail)
 
 
 def _python_check() -> Diagnostic:

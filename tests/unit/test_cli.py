@@ -183,6 +183,16 @@ def test_doctor(cli, capfd) -> None:  # type: ignore[no-untyped-def]
     assert cli("doctor") == 0
     out = capfd.readouterr().out
     assert "[ok  ] python" in out and "1 of 1 can run: text" in out
+    assert "[ok  ] mcp worker processes: playground mcp " in out
+
+
+@pytest.mark.parametrize(("cpus", "said"), [(1, "starts none by default"), (2, "in 2 Wasm worker processes")])
+def test_doctor_says_what_mcp_spends_on_worker_processes(  # type: ignore[no-untyped-def]
+    cli, capfd, monkeypatch: pytest.MonkeyPatch, cpus: int, said: str
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    assert cli("doctor") == 0
+    assert said in capfd.readouterr().out
 
 
 def test_unknown_command_is_a_usage_error(cli, capfd) -> None:  # type: ignore[no-untyped-def]
