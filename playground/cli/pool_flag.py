@@ -56,8 +56,9 @@ def default_processes() -> int:
     Why on by default for ``mcp``: its clients (agents) may run programs at
     the same time, and two runs in flight in one process go at 0.8-0.9x the
     throughput of one at a time (they take turns at the interpreter lock and
-    interrupt each other's cores), with two workers at 1.3x (JavaScript hello
-    worlds) to 1.75x (Python, numpy). The workers start only when two runs
+    interrupt each other's cores), with two workers at 1.05-1.4x (hello
+    worlds of about 1 ms) to 1.45-1.75x (Python and numpy programs) and
+    1.45-1.85x (HumanEval checks). The workers start only when two runs
     first overlap, so a client that runs one program at a time never starts one.
     """
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -69,7 +70,7 @@ def add_processes_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wasm-processes", type=processes, default=default_processes(), metavar="N",
         help="Wasm tier: spread one-shot runs that overlap to N worker processes, so they run in parallel "
-        "(two in flight on two cores: Python and numpy programs about 1.75x the throughput of one at a time, "
+        "(two in flight on two cores: Python and numpy programs 1.45-1.75x the throughput of one at a time, "
         "against 0.8-0.9x in one process); started when two runs first overlap; each takes about 30 MB (PSS), "
         f"120 MB once it ran scientific programs (default {DEFAULT_PROCESSES} on a machine with "
         f"{DEFAULT_PROCESSES} CPUs or more, else 0; 0: all runs in this process; at most {MAX_PROCESSES})",
