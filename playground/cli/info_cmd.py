@@ -7,7 +7,7 @@ import platform
 import sys
 from collections.abc import Callable
 
-from playground.cli.pool_flag import default_processes
+from playground.cli.pool_flag import WORKER_MEMORY, default_processes
 from playground.core import PREFER_WASM, Diagnosable, Diagnostic, Policy, Sandbox
 
 SandboxFactory = Callable[[Policy], Sandbox]
@@ -79,7 +79,7 @@ def _mcp_workers_check() -> Diagnostic:
     if count:
         detail = (
             f"playground mcp runs overlapping calls in {count} Wasm worker processes, started when two calls "
-            "first overlap (about 30 MB PSS each, 120 MB after scientific programs; --wasm-processes N, 0: none)"
+            f"first overlap ({WORKER_MEMORY}; --wasm-processes N, 0: none)"
         )
     else:
         detail = "playground mcp starts none by default: this process may use one CPU (--wasm-processes N)"

@@ -48,6 +48,8 @@ MAX_PROCESSES: Final = 16
 
 #: ``--wasm-processes`` when not given, on a machine with this many CPUs or more (fewer: 0).
 DEFAULT_PROCESSES: Final = 2
+#: What a worker costs (``procpool``'s figures), said by the flag's help and by ``playground doctor``.
+WORKER_MEMORY: Final = "each takes about 30 MB (PSS), 120 MB once it ran scientific programs"
 
 
 def default_processes() -> int:
@@ -71,8 +73,8 @@ def add_processes_flag(parser: argparse.ArgumentParser) -> None:
         "--wasm-processes", type=processes, default=default_processes(), metavar="N",
         help="Wasm tier: spread one-shot runs that overlap to N worker processes, so they run in parallel "
         "(two in flight on two cores: Python and numpy programs 1.45-1.75x the throughput of one at a time, "
-        "against 0.8-0.9x in one process); started when two runs first overlap; each takes about 30 MB (PSS), "
-        f"120 MB once it ran scientific programs (default {DEFAULT_PROCESSES} on a machine with "
+        f"against 0.8-0.9x in one process); started when two runs first overlap; {WORKER_MEMORY} "
+        f"(default {DEFAULT_PROCESSES} on a machine with "
         f"{DEFAULT_PROCESSES} CPUs or more, else 0; 0: all runs in this process; at most {MAX_PROCESSES})",
     )  # fmt: skip
 
