@@ -427,9 +427,10 @@ class ProcessPool:
                 except Exception:
                     log.exception("progress callback failed")
         elif kind in ("done", "failed"):
-            vfs: VFS = message[-3]
+            vfs: VFS | None = message[-3]  # None: the worker could not send it (``procworker._answer``)
             attempts: tuple[Attempt, ...] = message[-2]
-            request.vfs.adopt(vfs)
+            if vfs is not None:
+                request.vfs.adopt(vfs)
             request.attempts.merge(attempts, dropped=message[-1])
             with self._lock:
                 proc.job = None  # free once its loop stops reading it (``run``'s ``_release``)

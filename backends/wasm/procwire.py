@@ -15,7 +15,8 @@ worker -> parent
     ``("ready",)`` once it has started; ``("loaded", key, start)``;
     ``("output", job, stream, bytes)``, ``("progress", job, text, fraction)``;
     ``("done", job, outcome, vfs, attempts, dropped)``;
-    ``("failed", job, error_name, message, outcome, vfs, attempts, dropped)``.
+    ``("failed", job, error_name, message, outcome, vfs, attempts, dropped)`` (``vfs`` None: the
+    worker could not send its tree back, and the parent keeps its own).
 
 The core's data holds read-only mappings (``MappingProxyType``), which
 pickle cannot take by itself; the pickler here sends them as dicts and

@@ -133,12 +133,27 @@ class _Worker:
                 _strip(vfs, before)
         except Exception as exc:  # every error goes back by name; the parent raises its own kind
             error = (type(exc).__name__, str(exc), getattr(exc, "outcome", None))
-            self._writer.send_all([*rest, ("failed", job, *error, vfs, attempts.snapshot(), attempts.dropped)])
+            self._answer(rest, ("failed", job, *error, vfs, attempts.snapshot(), attempts.dropped))
         else:
-            self._writer.send_all([*rest, ("done", job, outcome, vfs, attempts.snapshot(), attempts.dropped)])
+            self._answer(rest, ("done", job, outcome, vfs, attempts.snapshot(), attempts.dropped))
         finally:
             with self._lock:
                 self._current = None
+
+    def _answer(self, output: list[tuple[Any, ...]], answer: tuple[Any, ...]) -> None:
+        """Send the job's last output and its answer; an answer that cannot be sent fails the job, not the worker.
+
+        Every frame is pickled before any is written, so a failure leaves
+        the wire in step. The failure goes without the tree (the parent's
+        stays as it was), its output as it came.
+        """
+        try:
+            self._writer.send_all([*output, answer])
+        except OSError:
+            raise  # the parent is gone
+        except Exception as exc:
+            reason = f"the worker could not send the run's result back: {type(exc).__name__}: {exc}"
+            self._writer.send_all([*output, ("failed", answer[1], "HostFailure", reason, None, None, (), 0)])
 
 
 class _OutputPump:

@@ -1,9 +1,10 @@
 import errno
+import pickle
 
 import pytest
 
 from playground.core import VFS, InvalidSpec, VFSError, clean_key
-from playground.core.vfs import BASE_DIRS, Dir, File, Symlink
+from playground.core.vfs import BASE_DIRS, Dir, File, Layout, Node, Symlink
 
 
 def make(quota: int | None = 1000, files: int | None = 20) -> VFS:
@@ -309,3 +310,72 @@ def test_adopt_takes_over_a_copy_that_changed_elsewhere() -> None:
     assert mine.lookup("/out/result.txt").owner is mine and mine.lookup("/in/data.txt").owner is mine
     mine.write_file("/out/more.txt", b"x" * 10)  # charged here from now on
     assert mine.bytes_used == copy.bytes_used + 10
+
+
+# -- the tree crosses to a Wasm worker process and back (pickle) ---------------------------
+
+
+def _shape(v: VFS) -> list[tuple[object, ...]]:
+    """Every node as (path, kind, inode, read-only, links, opens, times, charged here, content), parents first."""
+    rows: list[tuple[object, ...]] = []
+    pending: list[tuple[str, Node]] = [("/", v.root)]
+    while pending:
+        path, node = pending.pop(0)
+        content = node.data if isinstance(node, File) else node.target if isinstance(node, Symlink) else None
+        times = (node.mtime_ns, node.atime_ns, node.ctime_ns)
+        counts = (node.links, node.opens)
+        rows.append((path, type(node), node.ino, node.readonly, counts, times, node.owner is v, content))
+        if isinstance(node, Dir):
+            assert all(child.parent is node for child in node.children.values() if isinstance(child, Dir))
+            pending.extend((path + name + "/", child) for name, child in node.children.items())
+    return rows
+
+
+def _dir(v: VFS, path: str) -> Dir:
+    node = v.lookup(path)
+    assert isinstance(node, Dir)
+    return node
+
+
+def test_a_pickled_tree_comes_back_node_for_node() -> None:
+    v = VFS(fs_quota=10_000, max_files=40)
+    v.seed_inputs({"in.txt": b"input", "sub/more.txt": b"more"})
+    v.write_file("/work/a/b/c.txt", b"hello")
+    v.symlink(v.lookup("/work"), "link", "a/b")
+    v.write_file("/out/z.bin", bytes(range(256)))
+    v.write_file("/out/a.txt", b"first after z")  # children keep their order
+    host_made = Dir(999, True, v.root)  # a runtime's mount: no quota covers it
+    v.root.children["host"] = host_made
+    opened = v.lookup("/work/a/b/c.txt")
+    v.retain(opened)
+    v.quota_hit = True
+    back = pickle.loads(pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL))
+    assert _shape(back) == _shape(v)
+    assert (back.bytes_used, back.nodes_used, back.layout) == (v.bytes_used, v.nodes_used, v.layout)
+    assert back.quota_hit
+    assert list(_dir(back, "/out").children) == ["z.bin", "a.txt"]
+    assert back.lookup("/host").owner is None
+    # It goes on as the same tree: quotas, new inode numbers, the layout's directories, read-only inputs.
+    assert back.create_file(_dir(back, "/work"), "new").ino == v.create_file(_dir(v, "/work"), "new").ino
+    assert back.is_base(back.lookup("/out")) and not back.is_base(back.lookup("/work/a"))
+    with pytest.raises(VFSError) as caught:
+        back.write_file("/in/in.txt", b"changed")
+    assert caught.value.errno == errno.EROFS
+    with pytest.raises(VFSError) as caught:
+        back.write_file("/work/big", bytes(10_000))
+    assert caught.value.errno == errno.EDQUOT
+    back.release(back.lookup("/work/a/b/c.txt"))  # its descriptor's count came along
+
+
+def test_a_caller_root_tree_pickles_too() -> None:
+    v = VFS(fs_quota=None, max_files=None, layout=Layout.CALLER_ROOT)
+    v.seed_root({"top.txt": b"t"})
+    back = pickle.loads(pickle.dumps(v))
+    assert _shape(back) == _shape(v) and back.layout is Layout.CALLER_ROOT and back.fs_quota is None
+
+
+def test_a_node_of_another_tree_does_not_pickle() -> None:
+    v, other = VFS(fs_quota=None, max_files=None), VFS(fs_quota=None, max_files=None)
+    v.root.children["stray"] = other.lookup("/tmp")
+    with pytest.raises(ValueError, match="another VFS"):
+        pickle.dumps(v)

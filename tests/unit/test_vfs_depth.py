@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import io
+import pickle
 import sys
 from pathlib import Path
 
@@ -113,6 +114,15 @@ def test_collecting_and_sealing_a_tree_thousands_deep_does_not_recurse() -> None
     bottom = chain(base(v, "in"), 5000, ino=10000)
     v.seed_inputs({})  # seals /in
     assert bottom.readonly
+
+
+def test_a_tree_thousands_deep_crosses_to_a_worker_process_and_back() -> None:
+    """A Wasm worker process gets the run's tree and sends it back (pickle): pickle's own form of a node graph
+    recursed per level and a guest's tree at ``MAX_DEPTH`` made the worker die with the run's result."""
+    v = VFS(fs_quota=None, max_files=None)
+    chain(base(v, "out"), 5000).children["f"] = File(1, False, b"bottom")
+    back = pickle.loads(pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back.collect_out() == {"d/" * 5000 + "f": b"bottom"}
 
 
 def guest_digs(request: Request) -> Outcome:

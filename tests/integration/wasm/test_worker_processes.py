@@ -11,6 +11,7 @@ worker that dies fails only its run and is replaced; closing kills them.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import pickle
 import signal
@@ -22,7 +23,7 @@ from typing import TypeVar
 
 import pytest
 
-from backends.wasm import WasmBackend, procpool, procwire
+from backends.wasm import WasmBackend, procpool, procwire, procworker
 from backends.wasm.artifacts import cache_root
 from backends.wasm.procpool import ProcessPool
 from backends.wasm.runner import HostFailure
@@ -122,6 +123,24 @@ async def test_a_run_in_a_worker_is_the_same_run(pooled: tuple[Sandbox, ProcessP
     assert there.usage.fs_files == here.usage.fs_files and there.usage.fs_bytes == here.usage.fs_bytes
     js = await _overlapping(sb, pool, sb.run(Spec(lang="javascript", code="console.log(6 * 7)")))
     assert js.stdout == b"42\n"
+
+
+async def test_a_tree_as_deep_as_the_vfs_allows_comes_back_from_a_worker(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    """The worker sends the run's tree back by pickle; pickle's own form recursed per level, so a guest that
+    dug to the VFS's depth limit made the worker die with its result (``HostFailure``)."""
+    sb, pool = pooled
+    code = (
+        "import os\npath = '/out'\nfor depth in range(1, 1000):\n    try:\n        os.mkdir(path + '/d')\n"
+        "    except OSError:\n        break\n    path += '/d'\nopen(path + '/../leaf', 'w').write('x')\nprint(depth)\n"
+    )
+    spec = Spec(lang="python", code=code, limits=Limits(max_files=2000))
+    result = await _overlapping(sb, pool, sb.run(spec))
+    assert (result.exit_code, result.stderr) == (0, b"")
+    depth = int(result.stdout)
+    assert depth > 200  # deeper than pickle's recursion allowed
+    assert list(result.files) == ["d/" * (depth - 2) + "leaf"]
+    again = await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('same worker pool')")))
+    assert again.stdout == b"same worker pool\n"
 
 
 async def test_no_run_waits_for_a_workers_first_load(pooled: tuple[Sandbox, ProcessPool]) -> None:
@@ -364,3 +383,18 @@ def test_a_cancel_stops_only_the_job_it_names_even_before_the_job_starts() -> No
     finally:
         worker.kill()
         os.close(cancels)
+
+
+def test_an_answer_that_cannot_be_sent_fails_its_job_not_the_worker() -> None:
+    """Whatever a run's answer holds, the worker stays in step and alive: the job fails with HostFailure,
+    its output as it came, and the parent keeps its own tree (``vfs`` None)."""
+    sent = io.BytesIO()
+    worker = procworker._Worker(cache_root(), procwire.Writer(sent))
+    output = [("output", 9, Stream.STDOUT, b"partial\n")]
+    worker._answer(output, ("done", 9, lambda: None, VFS.for_limits(_no_time_limit()), (), 0))
+    sent.seek(0)
+    assert procwire.receive(sent) == output[0]
+    failed = procwire.receive(sent)
+    assert failed is not None and failed[:3] == ("failed", 9, "HostFailure") and failed[4:] == (None, None, (), 0)
+    assert "could not send the run's result back" in failed[3]
+    assert procwire.receive(sent) is None  # nothing half-written after it
