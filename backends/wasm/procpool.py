@@ -48,6 +48,10 @@ that die before they are ready, the pool stops starting them: runs stay
 here). A run whose data does not reach the worker (``NotSent``) runs here.
 ``close`` kills the workers (quitting never waits for them).
 
+Workers are batch work for the kernel (``SCHED_BATCH``, ``procworker``):
+one woken by its job does not preempt this process, whose loop hands the
+runs over and reads their answers.
+
 Cost: each worker is a Python process with wasmtime, the compiled code it
 used mapped from the cache (shared with this process and the other
 workers through the page cache) and its own snapshot images: about 30 MB

@@ -256,7 +256,28 @@ def _strip(vfs: VFS, before: set[str]) -> None:
         del vfs.root.children[name]
 
 
+def _run_as_batch() -> None:
+    """Ask the kernel to schedule this process (and the threads it starts) as batch work (``SCHED_BATCH``).
+
+    A worker's runs are throughput; the parent's thread that hands them
+    over, reads their answers and serves the caller (an MCP server's or
+    the window's event loop) is latency. A normal worker woken by its next
+    job on the core where the parent ran preempted the parent, which then
+    sat out the rest of that run with the other worker's answer unread:
+    the parent's write of a run took 0.38-0.46 ms on average, one in ten
+    over 1.4 ms (JavaScript hello at concurrency 2, 2 workers). A batch
+    worker waits for the parent to block instead: 0.07-0.10 ms, one in ten
+    over 0.09-0.14 ms, and 22-24% more runs per second. Its share of the
+    CPU is unchanged (same nice value), and any user may ask for it.
+    """
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):  # not Linux, or a seccomp policy that refuses it: normal scheduling
+        pass
+
+
 def main(argv: list[str]) -> int:
+    _run_as_batch()  # first: the threads started below inherit it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is the parent's to handle
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt the wire

@@ -125,6 +125,20 @@ async def test_a_run_in_a_worker_is_the_same_run(pooled: tuple[Sandbox, ProcessP
     assert js.stdout == b"42\n"
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policies")
+async def test_workers_run_as_batch_work_and_this_process_does_not(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    """A worker woken by its next job must not preempt the process that hands runs over (``_run_as_batch``)."""
+    sb, pool = pooled
+    await _overlapping(sb, pool, sb.run(Spec(lang="javascript", code="console.log(1)")))  # its threads have started
+    pids = pool.pids()
+    assert len(pids) == 2
+    for pid in pids:
+        threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+        assert len(threads) >= 3  # the main thread, the cancel watcher, the output pump, the epoch ticker
+        assert {os.sched_getscheduler(tid) for tid in threads} == {os.SCHED_BATCH}
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
 async def test_a_tree_as_deep_as_the_vfs_allows_comes_back_from_a_worker(pooled: tuple[Sandbox, ProcessPool]) -> None:
     """The worker sends the run's tree back by pickle; pickle's own form recursed per level, so a guest that
     dug to the VFS's depth limit made the worker die with its result (``HostFailure``)."""
