@@ -58,8 +58,8 @@ def default_processes() -> int:
     Why on by default for ``mcp``: its clients (agents) may run programs at
     the same time, and two runs in flight in one process go at 0.8-0.9x the
     throughput of one at a time (they take turns at the interpreter lock and
-    interrupt each other's cores), with two workers at 1.05-1.4x (hello
-    worlds of about 1 ms) to 1.45-1.75x (Python and numpy programs) and
+    interrupt each other's cores), with two workers at 1.05-1.5x (hello
+    worlds of about 1 ms) to 1.45-1.85x (Python and numpy programs) and
     1.45-1.85x (HumanEval checks). The workers start only when two runs
     first overlap, so a client that runs one program at a time never starts one.
     """
@@ -72,7 +72,7 @@ def add_processes_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wasm-processes", type=processes, default=default_processes(), metavar="N",
         help="Wasm tier: spread one-shot runs that overlap to N worker processes, so they run in parallel "
-        "(two in flight on two cores: Python and numpy programs 1.45-1.75x the throughput of one at a time, "
+        "(two in flight on two cores: Python and numpy programs 1.45-1.85x the throughput of one at a time, "
         f"against 0.8-0.9x in one process); started when two runs first overlap; {WORKER_MEMORY} "
         f"(default {DEFAULT_PROCESSES} on a machine with "
         f"{DEFAULT_PROCESSES} CPUs or more, else 0; 0: all runs in this process; at most {MAX_PROCESSES})",
