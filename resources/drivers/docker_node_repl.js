@@ -37,7 +37,8 @@
 // like node's own REPL); an eval awaiting a promise is abandoned with the
 // same error. Either way the eval fails and the context keeps its state.
 // A synchronous read of the keyboard (fs.readFileSync(0)) is interrupted
-// too: the signal ends the blocked read and V8 stops the code.
+// too: the signal ends the blocked read and V8 stops the code (when the read
+// ends first, with EINTR, the driver takes the signal itself: takeLateSigint).
 
 const fs = require('fs');
 const path = require('path');
@@ -309,6 +310,20 @@ function interp() {
     return err;
   }
 
+  // A Ctrl-C can end a synchronous read (EINTR) before node's SIGINT watchdog thread has seen the
+  // signal. Node then keeps it for the next breakOnSigint run (its helper's semaphore is left
+  // posted), and a later eval stopped at once as if Ctrl-C had been pressed for it (6 of 60 such
+  // sessions under load). Take it now, in a loop that only that signal or the time-out ends; true
+  // when the signal was there (the EINTR was this Ctrl-C).
+  function takeLateSigint() {
+    try {
+      vm.runInThisContext('for (;;) {}', { filename: 'ctrl-c', breakOnSigint: true, timeout: 500 });
+    } catch (err) {
+      return err !== null && typeof err === 'object' && err.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
+    }
+    return false;
+  }
+
   async function run(id, code, keyboard) {
     let status = 0;
     try {
@@ -335,7 +350,9 @@ function interp() {
       // Ctrl-C reaches the whole process group: a child the code waited for (execSync) may die of it
       // before V8 stops the code, and its "Command failed" error would win the race. It is the same
       // interruption, so it is told as one.
-      complain(err !== null && typeof err === 'object' && err.signal === 'SIGINT' ? interruption() : err);
+      const failure = err !== null && typeof err === 'object' ? err : {};
+      const ctrlC = failure.signal === 'SIGINT' || (failure.code === 'EINTR' && takeLateSigint());
+      complain(ctrlC ? interruption() : err);
       status = 1;
     }
     try {
