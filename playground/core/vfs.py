@@ -156,15 +156,16 @@ class VFS:
             index = len(rows)
             if id(node) in base_ids:
                 bases.append(index)
+            kind: int = _DIR
             payload: bytearray | str | None = None
             if isinstance(node, File):
-                payload = node._data
+                kind, payload = _FILE, node._data
             elif isinstance(node, Symlink):
-                payload = node.target
+                kind, payload = _SYMLINK, node.target
             elif isinstance(node, Dir):
                 pending.extend((index, key, child) for key, child in reversed(node.children.items()))
             rows.append((
-                parent, name, _KINDS[type(node)], node.ino, node.readonly, node.owner is self, node.links, node.opens,
+                parent, name, kind, node.ino, node.readonly, node.owner is self, node.links, node.opens,
                 node.mtime_ns, node.atime_ns, node.ctime_ns, payload,
             ))  # fmt: skip
         header = (self.fs_quota, self.max_files, self.layout.value, self.bytes_used, self.nodes_used, self.quota_hit)
@@ -604,7 +605,8 @@ class VFS:
 #: charged here, links, opens, the three times, and the content (file bytes, link target, None).
 _Row = tuple[int, str, int, int, bool, bool, int, int, int, int, int, "bytearray | str | None"]
 _State = tuple[tuple[int | None, int | None, str, int, int, bool], int, list[_Row], list[int]]
-_KINDS: Final[dict[type[Node], int]] = {File: 0, Dir: 1, Symlink: 2}
+#: A row's kind.
+_FILE, _DIR, _SYMLINK = 0, 1, 2
 
 
 def _restore(state: _State) -> VFS:
@@ -617,12 +619,12 @@ def _restore(state: _State) -> VFS:
     for parent_row, name, kind, ino, readonly, charged, links, opens, mtime, atime, ctime, payload in rows:
         parent = dirs[parent_row] if parent_row >= 0 else None
         node: Node
-        if kind == 0 and isinstance(payload, bytearray):
+        if kind == _FILE and isinstance(payload, bytearray):
             node = File(ino, readonly)
             node._data = payload
-        elif kind == 2 and isinstance(payload, str):
+        elif kind == _SYMLINK and isinstance(payload, str):
             node = Symlink(ino, readonly, payload)
-        elif kind == 1 and (parent is not None or parent_row < 0):
+        elif kind == _DIR and (parent is not None or parent_row < 0):
             node = Dir(ino, readonly, parent)
         else:
             raise ValueError(f"a broken row for node {ino}")
