@@ -42,7 +42,7 @@ from backends.wasm.modcache import ModuleCache
 from backends.wasm.state import RunControl
 from backends.wasm.typescript import TypeScriptTransformer
 from playground.core import handoff
-from playground.core.backend import Diagnostic, Request
+from playground.core.backend import Diagnostic, ProgressCallback, Request
 from playground.core.errors import BackendUnavailable
 from playground.core.output import Stream
 from playground.core.pack import Artifact, Pack, WasmSnapshot, WasmSpec
@@ -106,6 +106,10 @@ class WasmBackend:
         self.snapshots = snapshot.Snapshots(root, self._artifacts, self._machinery)
         #: Threads for one-shot runs, reused from run to run (``workers``); sessions and serving start their own.
         self._workers = workers.WorkerPool(_start_worker)
+        #: The instance made for the next run (``prepare_next``: a worker process's), taken by the run it fits.
+        self._prepared: runner.Prepared | None = None
+        #: Stores of runs over, closed by ``prepare_next`` (``run_here``'s: a worker process's, after its answer).
+        self._spent: list[wasmtime.Store] = []
 
     @property
     def cache_dir(self) -> Path:
@@ -323,9 +327,51 @@ class WasmBackend:
         """
         self._check_runnable(request.pack)
         try:
-            return self._run_blocking(request, control, request.limits.memory_cap)
+            return self._run_blocking(request, control, request.limits.memory_cap, dispose=self._spent.append)
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
             raise live.translate(exc) from None
+
+    def prepare_next(self, request: Request) -> None:
+        """Between runs on this thread (a worker process's, after its answer went): close the Stores of the runs
+        over (``run_here``) and make the instance the next run like ``request`` starts from (``runner.prepare``).
+
+        Why: the parent takes about as long to hand the next run over as a
+        short run takes, and this work (a fifth to a half of a hello world,
+        ``bench/oneshot_speed.py``) is then off the run's path. The instance
+        is made for ``request``'s runtime, start (snapshot, cold image or
+        none) and memory limit; a next run that differs in any of them
+        starts its own instance, as before. The prepared instance ran no
+        code: the run sets its own arguments, environment, source, stdin
+        and tree in it. It costs the memory of its image's pages that were
+        copied (``ProcessPool.idle_memory``) until the next run takes it,
+        and no CPU while it waits.
+        """
+        spent, self._spent = self._spent, []
+        for store in spent:
+            store.close()
+        self._drop_prepared()
+        spec = request.pack.wasm
+        if self._state is _State.CLOSED or spec is None or spec.module is None or self.unavailable_reason(request.pack):
+            return
+        engine, _ = self._machinery()
+        try:
+            module, start = self._runtime_start(request, None)
+            prepared = runner.prepare(engine, module, start, request.limits.memory_cap)
+        except Exception as exc:  # the run meets the same failure and reports it
+            log.debug("no instance prepared for the next %s run: %s", request.pack.name, exc)
+            return
+        with self._lock:
+            self._prepared = prepared
+
+    def _take_prepared(self) -> runner.Prepared | None:
+        with self._lock:
+            prepared, self._prepared = self._prepared, None
+        return prepared
+
+    def _drop_prepared(self) -> None:
+        prepared = self._take_prepared()
+        if prepared is not None:
+            prepared.close()
 
     def _check_runnable(self, pack: Pack) -> None:
         """Raise ``BackendUnavailable`` unless a one-shot run of ``pack`` can start (open, runtime there)."""
@@ -410,10 +456,14 @@ class WasmBackend:
         self._workers.close()
         if self._pool is not None:
             self._pool.close()
+        self._drop_prepared()
 
     # -- the blocking part (worker thread) ---------------------------------------------------
 
-    def _run_blocking(self, request: Request, control: RunControl, memory: int | None) -> Outcome:
+    def _run_blocking(
+        self, request: Request, control: RunControl, memory: int | None,
+        dispose: Callable[[wasmtime.Store], None] | None = None,
+    ) -> Outcome:
         engine, modules = self._machinery()
         pack = request.pack
         spec = pack.wasm
@@ -423,12 +473,7 @@ class WasmBackend:
             module = modules.user(launch.user_module_bytes(request.spec.code, request.vfs))
             has_program = False
         else:
-            path = self._artifacts.verified_path(spec.module, pack.name)
-            start_from = self._snapshot_start(request) or self.snapshots.cold_start(pack, request.progress)
-            if start_from is not None:
-                module, start = start_from
-            else:
-                module = modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=request.progress)
+            module, start = self._runtime_start(request, request.progress)
             program = request.spec.code_bytes
             if spec.transform:
                 transformed = self._transform(spec, program, request, launch.main_path(pack, request.spec))
@@ -455,8 +500,28 @@ class WasmBackend:
             attempts=request.attempts,
             quiet_paths=spec.quiet_paths,
             image=start,
-        )
+            prepared=self._take_prepared(),
+            dispose=dispose,
+        )  # fmt: skip
         return runner.run(engine, plan, control)
+
+    def _runtime_start(
+        self, request: Request, progress: ProgressCallback | None
+    ) -> tuple[wasmtime.Module, runner.ImageStart | None]:
+        """The module a run of ``request`` (a pack with a runtime) instantiates, and the image it starts from.
+
+        A snapshot when the run can start from one; else a cold start over
+        the runtime's data (``Snapshots.cold_start``); else the runtime
+        itself with its own data segments (no image).
+        """
+        pack, spec = request.pack, request.pack.wasm
+        assert spec is not None and spec.module is not None
+        path = self._artifacts.verified_path(spec.module, pack.name)
+        start_from = self._snapshot_start(request) or self.snapshots.cold_start(pack, progress)
+        if start_from is not None:
+            return start_from
+        _, modules = self._machinery()
+        return modules.runtime(spec.module.sha256, path, label=spec.module.name, progress=progress), None
 
     def _snapshot_start(self, request: Request) -> tuple[wasmtime.Module, runner.ImageStart] | None:
         """The code module and start of a snapshot run, or None: this run starts cold (``snapshot``).

@@ -28,7 +28,17 @@ How a run ends, and how it is reported:
 * A module that cannot be linked (an import we do not provide, e.g. a
   ``wasi:`` preview2 or ``env`` import): ``InvalidSpec``.
 
-The Store is closed in ``finally``; nothing of the run outlives the call.
+The Store is closed in ``finally`` (or handed to ``Launch.dispose``, which
+closes it later: a worker process, once its answer is sent); nothing of
+the run is used after the call.
+
+A run can start from an instance made before it (``prepare``,
+``Launch.prepared``: a worker process makes the next run's while its
+parent hands that run over): a Store with the module instantiated under
+the run's memory limit, its image mapped and grown, and no code of the
+module run. The run takes it only when it ``fits`` (same module, image and
+memory limit); else it is closed and the run makes its own. Everything
+else (descriptors, arguments, environment, source, clocks) is the run's.
 
 A run can start from a memory image (``Launch.image``, see ``snapshot``):
 the instance's memory is mapped from the image, grown to its size (charged
@@ -59,7 +69,7 @@ import wasmtime
 from backends.wasm import capi, tablelimit
 from backends.wasm.engine import WasmEngine
 from backends.wasm.fds import DirDesc
-from backends.wasm.memlimit import MemoryBudget, MemoryImage, budget_scope, image_scope
+from backends.wasm.memlimit import ImageSlot, MemoryBudget, MemoryImage, budget_scope, image_scope
 from backends.wasm.state import GuestChannel, RunControl, RunState, StopReason
 from playground.core.attempts import AttemptLog
 from playground.core.errors import (
@@ -154,6 +164,83 @@ class Launch:
     capture: Callable[[wasmtime.Store, wasmtime.Instance], None] | None = None
     #: A calibration (``warmpages``): called with the live Store and instance once the guest ended.
     inspect: Callable[[wasmtime.Store, wasmtime.Instance], None] | None = None
+    #: The instance this run starts from when it ``fits`` (made before the run: ``prepare``); else it is closed.
+    prepared: Prepared | None = None
+    #: Takes the Store once the run is over, to close it later (a worker process: after its answer is sent);
+    #: None: the run closes it.
+    dispose: Callable[[wasmtime.Store], None] | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Prepared:
+    """An instance made before its run (``prepare``): no guest code has run in it.
+
+    Why: a worker process (``procworker``) idles between runs while its
+    parent hands the next one over, and a run's Store, instantiation,
+    image mapping and growth are a large part of a short run (see
+    ``prepare``); made in that gap, they leave the run's path. Only what no
+    run decides goes in: the module, the image and the memory limit (the
+    tables' bounds are set from it before instantiation, and the image's
+    pages are charged to it). The run's arguments, environment, source,
+    stdin, tree, descriptors and clocks are its own, set at ``run``.
+    """
+
+    module: wasmtime.Module
+    #: The memory image it was made over (a snapshot's, or the runtime's data: ``snapshot.cold_start``); None: the
+    #: module's own data segments.
+    image: MemoryImage | None
+    memory_limit: int | None
+    store: wasmtime.Store
+    instance: wasmtime.Instance
+    budget: MemoryBudget
+    #: A run started from it (it is that run's now).
+    taken: bool = False
+
+    def fits(self, launch: Launch) -> bool:
+        """Whether ``launch`` is a run this instance was made for (its module, image and memory limit)."""
+        image = launch.image.image if launch.image is not None else None
+        return (
+            image is self.image and launch.module is self.module and launch.memory_limit == self.memory_limit
+            and launch.session is None and launch.capture is None and launch.inspect is None
+        )  # fmt: skip
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def prepare(
+    engine: WasmEngine, module: wasmtime.Module, start: ImageStart | None, memory_limit: int | None
+) -> Prepared:
+    """Make the instance of a run of ``module`` (from ``start``, if any) under ``memory_limit``, ahead of the run.
+
+    The memories and tables are charged to the budget the run will use, so
+    a limit below the image is refused here as it would be in the run.
+
+    Raises:
+        MemoryLimitExceeded, HostFailure, wasmtime.WasmtimeError: the run
+        would meet the same failure (its caller runs it the usual way).
+    """
+    budget = MemoryBudget(memory_limit)
+    store = wasmtime.Store(engine.engine)
+    try:
+        if not tablelimit.limit_store(store, module, budget):
+            raise memory_exceeded(budget, None)
+        # Instantiating a module with data segments (Lua's runtime) checks the epoch: a new Store's deadline has
+        # passed already, so it trapped. One tick, as a run's Store has (``WasmEngine.attach``); no function of
+        # the module runs (our runtimes have no start function, and user modules are never prepared).
+        store.set_epoch_deadline(1)
+        slot_scope = image_scope(start.image, start.minimum) if start is not None else nullcontext()
+        with budget_scope(budget), slot_scope as slot:
+            instance = engine.linker.instantiate(store, module)
+        if start is not None:
+            _fill_image(store, instance, start, budget, slot, prefault=True)
+    except BaseException:
+        store.close()
+        raise
+    image = start.image if start is not None else None
+    return Prepared(
+        module=module, image=image, memory_limit=memory_limit, store=store, instance=instance, budget=budget
+    )
 
 
 def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
@@ -166,13 +253,22 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
         RunCancelled, TimeLimitExceeded, MemoryLimitExceeded,
         OutputLimitExceeded, HostFailure, InvalidSpec (unlinkable module).
     """
+    prepared = launch.prepared
+    if prepared is not None and (control.reason is StopReason.CANCELLED or not prepared.fits(launch)):
+        prepared.close()
+        prepared = None
     if control.reason is StopReason.CANCELLED:
         raise RunCancelled()
-    budget = MemoryBudget(launch.memory_limit)
-    store = wasmtime.Store(engine.engine)
-    if not tablelimit.limit_store(store, launch.module, budget):
-        store.close()
-        raise memory_exceeded(budget, None)
+    instance: wasmtime.Instance | None = None
+    if prepared is not None:
+        prepared.taken = True
+        budget, store, instance = prepared.budget, prepared.store, prepared.instance
+    else:
+        budget = MemoryBudget(launch.memory_limit)
+        store = wasmtime.Store(engine.engine)
+        if not tablelimit.limit_store(store, launch.module, budget):
+            store.close()
+            raise memory_exceeded(budget, None)
     state = RunState(
         control=control, vfs=launch.vfs, output=launch.output, stdin=launch.stdin, args=launch.argv, env=launch.env,
         session=launch.session, keyboard=launch.keyboard, attempts=launch.attempts, quiet_paths=launch.quiet_paths,
@@ -189,26 +285,22 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
     failure: Exception | None = None
     trap_code: wasmtime.TrapCode | None = None
     state.budget = budget
-    slot_scope = image_scope(start.image, start.minimum) if start is not None else nullcontext(None)
-    instance: wasmtime.Instance | None = None
+    slot_scope = image_scope(start.image, start.minimum) if start is not None and instance is None else nullcontext()
     try:
         with budget_scope(budget), engine.attach(store, state), slot_scope as slot:
             control.start_clock()  # bounds a looping start function
             try:
-                try:
-                    instance = engine.linker.instantiate(store, launch.module)
-                except wasmtime.WasmtimeError as exc:
-                    if start is not None and budget.refused:
-                        raise _image_exceeded(budget, start) from None
-                    if control.reason is not None or budget.refused or isinstance(exc, wasmtime.Trap):
-                        raise
-                    raise InvalidSpec(f"the module cannot be instantiated: {_first_line(exc)}") from None
-                if start is not None:
-                    if slot is None or not slot.mapped:
-                        raise HostFailure(f"{start.label}: the memory image was not mapped into the module's memory")
-                    _grow_to_image(store, instance, start, budget)
-                    if engine.active_runs > 1:  # only then do copy-on-write faults interrupt another run
-                        _prefault(store, instance, start)
+                if instance is None:
+                    try:
+                        instance = engine.linker.instantiate(store, launch.module)
+                    except wasmtime.WasmtimeError as exc:
+                        if start is not None and budget.refused:
+                            raise _image_exceeded(budget, start) from None
+                        if control.reason is not None or budget.refused or isinstance(exc, wasmtime.Trap):
+                            raise
+                        raise InvalidSpec(f"the module cannot be instantiated: {_first_line(exc)}") from None
+                    if start is not None:  # only with another run going do copy-on-write faults interrupt it
+                        _fill_image(store, instance, start, budget, slot, prefault=engine.active_runs > 1)
                 control.start_clock()  # the user's wall time starts now
                 launch.attempts.restart_clock()  # and the attempts' first_at
                 if start is not None and start.payload is not None:
@@ -231,7 +323,10 @@ def run(engine: WasmEngine, launch: Launch, control: RunControl) -> Outcome:
                 launch.inspect(store, instance)
     finally:
         state.release()
-        store.close()
+        if launch.dispose is not None:
+            launch.dispose(store)
+        else:
+            store.close()
     return _classify(launch, control, failure=failure, trap_code=trap_code, peak=max(peak, budget.peak), budget=budget)
 
 
@@ -249,6 +344,18 @@ def _enter(store: wasmtime.Store, instance: wasmtime.Instance, entry: str, contr
     code = start(store)
     if isinstance(code, int):
         control.stop(StopReason.EXIT, exit_code=code)
+
+
+def _fill_image(
+    store: wasmtime.Store, instance: wasmtime.Instance, start: ImageStart, budget: MemoryBudget,
+    slot: ImageSlot | None, *, prefault: bool,
+) -> None:
+    """After instantiation: check the image went into the memory, grow it to the image, maybe prefault it."""
+    if slot is None or not slot.mapped:
+        raise HostFailure(f"{start.label}: the memory image was not mapped into the module's memory")
+    _grow_to_image(store, instance, start, budget)
+    if prefault:
+        _prefault(store, instance, start)
 
 
 def _grow_to_image(store: wasmtime.Store, instance: wasmtime.Instance, start: ImageStart, budget: MemoryBudget) -> None:
