@@ -30,6 +30,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Sequence
@@ -55,6 +56,16 @@ __all__ = [
 
 Progress = Callable[[str], None]
 _CHUNK: Final = 1 << 20
+
+#: One lock per installed runtime path: two threads setting up languages that share a runtime (JavaScript and
+#: TypeScript share QuickJS) build it once, the second finds it in the cache.
+_install_locks: dict[Path, threading.Lock] = {}
+_install_locks_guard = threading.Lock()
+
+
+def _install_lock(dest: Path) -> threading.Lock:
+    with _install_locks_guard:
+        return _install_locks.setdefault(dest, threading.Lock())
 
 
 def manifest_path() -> Path:
@@ -219,7 +230,7 @@ def _build(runtime: Runtime, archive: Path, tmp: Path, progress: Progress) -> Pa
     progress(f"  compiling {runtime.filename} with zig {zig.version} (about a minute)")
     started = time.monotonic()
     run_tool(command, cwd=build_dir, env=env)
-    progress(f"  compiled in {time.monotonic() - started:.0f} s")
+    progress(f"  compiled {runtime.filename} in {time.monotonic() - started:.0f} s")
     return out
 
 
@@ -246,6 +257,13 @@ def provision_one(
         BuildError: a download, a build or a hash check failed (nothing is installed).
     """
     dest = installed_path(runtime, root)
+    with _install_lock(dest):
+        return _provision_locked(runtime, root, dest, force=force, progress=progress, batch=batch)
+
+
+def _provision_locked(
+    runtime: Runtime, root: Path, dest: Path, *, force: bool, progress: Progress, batch: _Batch | None
+) -> Path:
     if not force and dest.is_file():
         if sha256_file(dest) == runtime.sha256:
             progress(f"ok {runtime.name} (cached)")
