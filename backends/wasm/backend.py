@@ -108,7 +108,7 @@ class WasmBackend:
         self._workers = workers.WorkerPool(_start_worker)
         #: The instance made for the next run (``prepare_next``: a worker process's), taken by the run it fits.
         self._prepared: runner.Prepared | None = None
-        #: Stores of runs over, closed by ``prepare_next`` (``run_here``'s: a worker process's, after its answer).
+        #: Stores of ``run_here``'s runs (a worker process's), closed by ``after_run_here`` once its answer went.
         self._spent: list[wasmtime.Store] = []
 
     @property
@@ -331,13 +331,27 @@ class WasmBackend:
         except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
             raise live.translate(exc) from None
 
-    def prepare_next(self, request: Request) -> None:
-        """Between runs on this thread (a worker process's, after its answer went): close the Stores of the runs
-        over (``run_here``) and make the instance the next run like ``request`` starts from (``runner.prepare``).
+    def after_run_here(self, request: Request) -> None:
+        """After ``run_here``'s answer went (a worker process, between its runs): prepare the next run like
+        ``request`` (``prepare_next``), then close the finished runs' Stores."""
+        try:
+            self.prepare_next(request)
+        except Exception as exc:  # the next run makes its own instance, and meets the same failure
+            log.debug("no instance prepared for the next %s run: %s", request.pack.name, exc)
+        spent, self._spent = self._spent, []
+        for store in spent:
+            store.close()
 
-        Why: the parent takes about as long to hand the next run over as a
-        short run takes, and this work (a fifth to a half of a hello world,
-        ``bench/oneshot_speed.py``) is then off the run's path. The instance
+    def prepare_next(self, request: Request) -> None:
+        """Make the instance the next run like ``request`` starts from (``runner.prepare``), in place of any other.
+
+        A worker process calls it between its runs (``after_run_here``).
+        Why: its parent takes about as long to hand the next run over as a
+        short run takes, and this work (a fifth of a hello world: the Store,
+        tables, instance and image) is then off the run's path. Not in the
+        main process: there the run's thread would do it while the caller's
+        loop takes the result, and the two took turns at the interpreter
+        lock: JavaScript and Lua hello worlds got 15-30 % slower (p50). The instance
         is made for ``request``'s runtime, start (snapshot, cold image or
         none) and memory limit; a next run that differs in any of them
         starts its own instance, as before. The prepared instance ran no
@@ -346,22 +360,19 @@ class WasmBackend:
         copied (``ProcessPool.idle_memory``) until the next run takes it,
         and no CPU while it waits.
         """
-        spent, self._spent = self._spent, []
-        for store in spent:
-            store.close()
         self._drop_prepared()
         spec = request.pack.wasm
         if self._state is _State.CLOSED or spec is None or spec.module is None or self.unavailable_reason(request.pack):
             return
         engine, _ = self._machinery()
-        try:
-            module, start = self._runtime_start(request, None)
-            prepared = runner.prepare(engine, module, start, request.limits.memory_cap)
-        except Exception as exc:  # the run meets the same failure and reports it
-            log.debug("no instance prepared for the next %s run: %s", request.pack.name, exc)
-            return
+        module, start = self._runtime_start(request, None)
+        made = runner.prepare(engine, module, start, request.limits.memory_cap)
         with self._lock:
-            self._prepared = prepared
+            replaced, self._prepared = self._prepared, made  # one made meanwhile (another thread) gives way
+        if replaced is not None:
+            replaced.close()
+        if self.closed:  # closed while it was made
+            self._drop_prepared()
 
     def _take_prepared(self) -> runner.Prepared | None:
         with self._lock:
@@ -449,6 +460,10 @@ class WasmBackend:
     def supports_caller_root(self) -> bool:
         """Yes: the guest's ``/`` is a VFS, so any tree the caller gives can be it (``Spec.root_files``)."""
         return True
+
+    @property
+    def closed(self) -> bool:
+        return self._state is _State.CLOSED
 
     def close(self) -> None:
         """Refuse new runs and sessions. Idempotent; runs and sessions in flight go on until they end."""

@@ -144,9 +144,9 @@ class _Worker:
     def _prepare_next(self, request: Request) -> None:
         """While the parent hands the next run over: tidy up this one and prepare the next one's instance."""
         try:
-            self._backend.prepare_next(request)
+            self._backend.after_run_here(request)
         except Exception as exc:  # the next run starts its own instance
-            print(f"procworker: preparing the next run failed: {exc!r}", file=sys.stderr)
+            print(f"procworker: tidying up after a run failed: {exc!r}", file=sys.stderr)
 
     def _answer(self, output: list[tuple[Any, ...]], answer: tuple[Any, ...]) -> None:
         """Send the job's last output and its answer; an answer that cannot be sent fails the job, not the worker.

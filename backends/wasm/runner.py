@@ -176,9 +176,10 @@ class Prepared:
     """An instance made before its run (``prepare``): no guest code has run in it.
 
     Why: a worker process (``procworker``) idles between runs while its
-    parent hands the next one over, and a run's Store, instantiation,
-    image mapping and growth are a large part of a short run (see
-    ``prepare``); made in that gap, they leave the run's path. Only what no
+    parent hands the next one over, about as long as a short run takes,
+    and a run's Store, instantiation, image mapping and growth are a fifth
+    of a hello world; made in that gap, they leave the run's path
+    (``WasmBackend.prepare_next``). Only what no
     run decides goes in: the module, the image and the memory limit (the
     tables' bounds are set from it before instantiation, and the image's
     pages are charged to it). The run's arguments, environment, source,
@@ -232,8 +233,8 @@ def prepare(
         slot_scope = image_scope(start.image, start.minimum) if start is not None else nullcontext()
         with budget_scope(budget), slot_scope as slot:
             instance = engine.linker.instantiate(store, module)
-        if start is not None:
-            _fill_image(store, instance, start, budget, slot, prefault=True)
+        if start is not None:  # not prefaulted: that copies pages a run alone may never write, and they would wait
+            _fill_image(store, instance, start, budget, slot, prefault=False)
     except BaseException:
         store.close()
         raise

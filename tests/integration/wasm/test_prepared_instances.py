@@ -94,7 +94,7 @@ def test_a_run_starts_from_the_instance_prepared_after_the_one_before(here: _Her
     assert _ok(here.run(_python("print(1)"))[0]) == 0
     prepared = here.prepared
     assert prepared is not None and not prepared.taken
-    assert here.backend._spent == []  # the run's own Store was closed after its answer, before preparing
+    assert here.backend._spent == []  # the run's own Store was closed after its answer
     answer, out, err = here.run(_python("print(6 * 7)"))
     assert (_ok(answer), out, err) == (0, b"42\n", b"")
     assert prepared.taken
@@ -192,3 +192,4 @@ def test_closing_the_backend_closes_its_prepared_instance() -> None:
     assert worker.prepared is not None
     worker.backend.close()
     assert worker.prepared is None
+
