@@ -366,10 +366,10 @@ class WasmBackend:
         """
         self._drop_prepared()
         spec = request.pack.wasm
-        if self._state is _State.CLOSED or spec is None or spec.module is None or self.unavailable_reason(request.pack):
-            return
+        if self.closed or spec is None or spec.module is None:
+            return  # closed, or the user's own module: never prepared
         engine, _ = self._machinery()
-        module, start = self._runtime_start(request, None)
+        module, start = self._runtime_start(request, None)  # raises as a run would when the runtime is missing
         made = runner.prepare(engine, module, start, request.limits.memory_cap)
         with self._lock:
             replaced, self._prepared = self._prepared, made  # one made meanwhile (another thread) gives way

@@ -139,10 +139,10 @@ class _Worker:
         finally:
             with self._lock:
                 self._current = None
-        self._prepare_next(request)
+        self._after_run(request)
 
-    def _prepare_next(self, request: Request) -> None:
-        """While the parent hands the next run over: tidy up this one and prepare the next one's instance."""
+    def _after_run(self, request: Request) -> None:
+        """While the parent hands the next run over: prepare the next one's instance and tidy up this one."""
         try:
             self._backend.after_run_here(request)
         except Exception as exc:  # the next run starts its own instance

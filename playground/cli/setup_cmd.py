@@ -92,9 +92,7 @@ def _prepare_side_by_side(sandbox: Sandbox, languages: list[str]) -> list[str]:
     (``provision``'s lock per runtime). Every progress line names its
     runtime, so interleaved lines still read.
     """
-    if len(languages) < 2:
-        return [lang for lang in languages if not prepare_language(sandbox, lang)]
-    with ThreadPoolExecutor(max_workers=len(languages), thread_name_prefix="setup") as pool:
+    with ThreadPoolExecutor(max_workers=max(1, len(languages)), thread_name_prefix="setup") as pool:
         done = list(pool.map(lambda lang: prepare_language(sandbox, lang), languages))
     return [lang for lang, ok in zip(languages, done, strict=True) if not ok]
 

@@ -102,8 +102,6 @@ async def test_bash_code_that_traps_int_keeps_running(session: Session) -> None:
     assert result.exit_code == 0 and result.stdout.endswith(b"42\n") and b"got-int" in result.stdout, result
 
 
-
-
 @pytest.mark.parametrize("session", ["node"], indirect=True)
 async def test_a_ctrl_c_that_ends_a_read_before_node_sees_it_does_not_stop_a_later_eval(session: Session) -> None:
     """A Ctrl-C can end a synchronous read (EINTR) before node's SIGINT watchdog thread has seen it; node
