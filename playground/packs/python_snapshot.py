@@ -151,17 +151,30 @@ for _playground_module in %r:
 del _playground_module
 '''
 
+#: The last of every capture's set-up: everything it made goes to the collector's permanent generation
+#: (``gc.freeze``), as CPython's documentation advises before a fork without exec. Otherwise a run's
+#: collections go through the capture's objects as well (about 2,400 were in the middle generation) and
+#: write each one's header, so every image page holding one becomes a copy-on-write copy of the run's own.
+#: Measured per run, both snapshots side by side in one process (light runtime): a program that makes
+#: 5,000 small dicts 861 -> 630 faults, 19.2 -> 15.6 ms; 2,000 dataclass objects stepped five times
+#: 793 -> 629 faults, 48.7 -> 42.0 ms; ``print`` and HumanEval's checks unchanged within noise (391 -> 404
+#: faults). It does not collect first: freeing the capture's garbage left free slots all over the heap, and
+#: a short run's allocations then wrote more pages (hello world 391 -> 421). What garbage it keeps stays in
+#: the image, shared by every run.
+_FREEZE: Final = '__import__("gc").freeze()\n'
+
 #: The snapshot point of a capture that never returns (``WasmSnapshot.capture_args``).
 _POINT: Final = '__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)\n'
 
 
 def capture_script(boot: str, preload: tuple[str, ...], *, point: bool = True) -> str:
-    """The capture's script: ``boot`` compiled into ``sys._playground_run``, ``preload`` imported, then the
-    snapshot point (``point``) or nothing (a capture through the runtime's own entry ends by returning)."""
+    """The capture's script: ``boot`` compiled into ``sys._playground_run``, ``preload`` imported, what it
+    made frozen (``_FREEZE``), then the snapshot point (``point``) or nothing (a capture through the runtime's
+    own entry ends by returning)."""
     return (
         _HEAD + _CLOCK + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]') + _RUN_BODY
         + f"_playground_prepare({boot!r})\ndel _playground_prepare\n"
-        + _IMPORTS % (preload,) + (_POINT if point else "")
+        + _IMPORTS % (preload,) + _FREEZE + (_POINT if point else "")
     )  # fmt: skip
 
 
@@ -183,6 +196,7 @@ _playground_prepare(%r, __import__("sys").argv.pop(1))
 del _playground_prepare
 '''
     + _IMPORTS
+    + _FREEZE
     + _POINT
 )
 

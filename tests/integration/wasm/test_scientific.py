@@ -215,6 +215,8 @@ async def test_numpy_programs_start_from_the_snapshot_and_share_nothing(sci: San
     assert first.startswith("snapshot\n") and first != second  # np.random.seed(42) above stayed in its run
     pages = "import os\nprint(len(os.listdir('/usr/local/lib/python315.zip/matplotlib/mpl-data')) > 3)\n"
     assert (await run(sci, STARTED + pages))[0] == "snapshot\nTrue\n"  # the mounts, preopen included
+    frozen = "import gc\nprint(gc.get_freeze_count() > 10000, len(gc.get_objects()) < 5000)\n"
+    assert (await run(sci, STARTED + frozen))[0] == "snapshot\nTrue True\n"  # python_snapshot._FREEZE
 
 
 async def test_a_snapshot_run_exits_as_cpython_would(sci: Sandbox) -> None:

@@ -93,6 +93,7 @@ async def test_a_session_starts_from_the_snapshot(sb: Sessions, backend: WasmBac
     s = await sb.open()
     assert await _echo(s, FROM_SNAPSHOT) == "'snapshot'\n"
     assert await _echo(s, "x = 41\nx + 1") == "42\n"
+    assert await _echo(s, "import gc\ngc.get_freeze_count() > 5000") == "True\n"  # python_snapshot._FREEZE
     assert backend.missing(python.PACK) == []
     (line,) = [d for d in WasmBackend(packs=[python.PACK]).diagnostics() if d.name == "python session snapshot"]
     assert line.ok and line.detail.startswith("ready"), line

@@ -160,6 +160,24 @@ async def test_each_run_draws_its_own_randomness(real: Sandbox) -> None:
     assert first[2] == second[2]  # hash() is stable for one snapshot, as with a fixed PYTHONHASHSEED
 
 
+#: A program's view of the collector: what the capture made is frozen, the program's own cycles still go.
+GC_STATE = """\
+import gc
+class Node:
+    pass
+a, b = Node(), Node()
+a.other, b.other = b, a
+del a, b
+print(gc.get_freeze_count() > 5000, len(gc.get_objects()) < 2000, gc.collect() >= 2)
+"""
+
+
+async def test_the_snapshots_objects_are_frozen_and_the_programs_cycles_are_collected(real: Sandbox) -> None:
+    """``python_snapshot._FREEZE``: a run's collections go through the program's objects only (so they copy
+    no page of the image for it), and a cycle the program drops is still freed."""
+    assert await _run(real, GC_STATE) == (0, "True True True\n", "")
+
+
 async def test_process_time_starts_at_the_run(real: Sandbox) -> None:
     code, out, _ = await _run(real, "import time\nprint(time.process_time(), time.process_time_ns())")
     seconds, ns = (float(v) for v in out.split())
