@@ -193,7 +193,8 @@ LEAKS = STARTED + """\
 import builtins, os, json
 print("seen", "LEAK" in globals(), getattr(np, "LEAK", None), os.environ.get("LEAKENV"),
       getattr(builtins, "leak", None), os.path.exists("/work/leak.txt"), os.path.exists("/tmp/leak.txt"),
-      np.sum is None, json.dumps is None, hasattr(sys, "_playground_run"))
+      np.sum is None, json.dumps is None,
+      hasattr(sys, "_playground_run") or hasattr(sys, "_playground_preloaded"))
 LEAK = 1
 np.LEAK = 2
 os.environ["LEAKENV"] = "3"

@@ -60,7 +60,8 @@ ISOLATION = """\
 import builtins, os, sys, typing, json
 print("seen", "LEAK" in globals(), getattr(typing, "LEAK", None), os.environ.get("LEAKENV"),
       getattr(builtins, "leak", None), os.path.exists("/work/leak.txt"), os.path.exists("/tmp/leak.txt"),
-      sys.modules.get("leakmod"), typing.List is None, json.dumps is None, hasattr(sys, "_playground_run"))
+      sys.modules.get("leakmod"), typing.List is None, json.dumps is None,
+      hasattr(sys, "_playground_run") or hasattr(sys, "_playground_preloaded"))
 LEAK = 1
 typing.LEAK = 2
 os.environ["LEAKENV"] = "3"
