@@ -273,6 +273,19 @@ async def test_lua_reports_execute_popen_and_env(real: Sandbox) -> None:
     }
 
 
+async def test_lua_opens_its_report_channel_with_its_own_functions_at_the_first_report(real: Sandbox) -> None:
+    """The channel is opened by the first report (``lua_watch``): what the program replaced before it is not
+    what opens and writes it."""
+    code = "io.open, setmetatable, string.format = nil, nil, nil\nprint(os.execute('id\\n'), os.getenv('TOKEN'))\n"
+    need_runtime(real, "lua")
+    result = await real.run(Spec(lang="lua", code=code))
+    assert result.exit_code == 0, result.stderr
+    assert seen(result.attempts) == {
+        (AttemptKind.PROCESS_SPAWN, "id\\x0a", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.ENV_LOOKUP, "TOKEN", "refused: not given to the program", Observer.GUEST),
+    }, seen(result.attempts)
+
+
 async def test_a_lua_error_in_popen_still_names_the_programs_line(real: Sandbox) -> None:
     need_runtime(real, "lua")
     result = await real.run(Spec(lang="lua", code="local x = 1\nio.popen('ls')\n"))
