@@ -1,19 +1,20 @@
 """The Python pack's snapshot (``WasmSnapshot``): CPython 3.12 started once, then mapped into every one-shot run.
 
 At capture, CPython runs ``CAPTURE`` with ``-B -c``: it compiles the boot
-script (the in-guest attempt report ``python_watch`` and the script that
-runs the user's file, ``python_boot``) into a function it keeps at
-``sys._playground_run``, imports ``PRELOAD`` (what most programs import
-first, and what the boot script and a traceback need), and asks for the
-realtime clock's resolution: the snapshot point (a WASI call CPython never
-makes while it starts, made with the GIL held).
+script (the script that runs the user's file, ``python_boot``) into a
+function it keeps at ``sys._playground_run``, imports ``PRELOAD`` (what most
+programs import first, and what the boot script and a traceback need), sets
+the in-guest attempt report up (``python_watch.CAPTURE_WATCH``), and asks for
+the realtime clock's resolution: the snapshot point (a WASI call CPython
+never makes while it starts, made with the GIL held).
 
 A run calls PyRun_SimpleStringFlags (function 4056 of the pinned artifact,
 found from an ``os.abort()`` backtrace and checked at every capture: its
 type and its reference to ``"__main__"``) with ``RUN``: the function
-deletes itself, sets ``sys.argv``/``sys.orig_argv`` and ``os.environ`` to
-the run's own, reseeds ``random`` if it was imported, restarts the process
-CPU clock at zero, runs the boot script, then what CPython's exit would
+deletes itself, opens the run's own report channel for the attempt report,
+sets ``sys.argv``/``sys.orig_argv`` and ``os.environ`` to the run's own,
+reseeds ``random`` if it was imported, restarts the process CPU clock at
+zero, runs the boot script, then what CPython's exit would
 (``_RUN_BODY``: the SystemExit status, ``atexit`` handlers, the program's own
 modules cleared, flushing, ``_exit``) without tearing the interpreter down;
 stdin, files, ``/in``, descriptors, the working folder (the boot script's
@@ -37,7 +38,7 @@ holds the preloaded modules, ``inspect.stack()`` is two frames deeper, and
 from typing import Final
 
 from playground.packs.python_boot import run_file_script
-from playground.packs.python_watch import WATCH
+from playground.packs.python_watch import CAPTURE_WATCH, WATCH
 
 #: PyRun_SimpleStringFlags in ``runtimes.CPYTHON`` (python-3.12.0.wasm): (i32 source, i32 flags) -> i32.
 PYRUN_SIMPLE_STRING_FLAGS: Final = 4056
@@ -50,8 +51,9 @@ PRELOAD: Final = (
     "linecache", "tokenize", "token", "weakref", "warnings", "errno", "atexit",
 )  # fmt: skip
 
-#: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_CLOCK`` has its own).
-BOOT: Final = run_file_script("    sys.path[0] = os.path.dirname(path)")
+#: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_CLOCK`` has its own)
+#: and without the attempt report's set-up, which the capture did (``python_watch.CAPTURE_WATCH``).
+BOOT: Final = run_file_script("    sys.path[0] = os.path.dirname(path)", watch=False)
 
 #: The process CPU clock of a snapshot run (the part of a capture script before ``def run``): as
 #: python_boot.PROCESS_TIME_FIX (the times() emulation counts nanoseconds, CPython divides by 100 Hz), and
@@ -80,6 +82,12 @@ _RUN_HEAD: Final = '''\
         del sys._playground_run
         preloaded = sys._playground_preloaded
         del sys._playground_preloaded
+        channel = sys.__dict__.pop("_playground_channel", None)  # the watch set up at the capture, if any
+        if channel is not None:
+            try:
+                channel.append(os.open("/.attempts", os.O_WRONLY))
+            except OSError:
+                pass
         zero[0] = restart()
         sys.argv[:] = {sys_argv}
         sys.orig_argv[:] = argv
@@ -185,13 +193,14 @@ _POINT: Final = '__import__("time").clock_getres(__import__("time").CLOCK_REALTI
 
 
 def capture_script(boot: str, preload: tuple[str, ...], *, point: bool = True) -> str:
-    """The capture's script: ``boot`` compiled into ``sys._playground_run``, ``preload`` imported, the module
-    names kept (``_PRELOADED``), what it made frozen (``_FREEZE``), then the snapshot point (``point``) or
-    nothing (a capture through the runtime's own entry ends by returning)."""
+    """The capture's script: ``boot`` (without the attempt report) compiled into ``sys._playground_run``,
+    ``preload`` imported, the attempt report set up (``python_watch.CAPTURE_WATCH``), the module names kept
+    (``_PRELOADED``), what it made frozen (``_FREEZE``), then the snapshot point (``point``) or nothing (a
+    capture through the runtime's own entry ends by returning)."""
     return (
         _HEAD + _CLOCK + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]') + _RUN_BODY
         + f"_playground_prepare({boot!r})\ndel _playground_prepare\n"
-        + _IMPORTS % (preload,) + _PRELOADED + _FREEZE + (_POINT if point else "")
+        + _IMPORTS % (preload,) + CAPTURE_WATCH + _PRELOADED + _FREEZE + (_POINT if point else "")
     )  # fmt: skip
 
 

@@ -60,8 +60,8 @@ def setup(os, sys, channel, audit):
         text = str(target)[:300].translate(escapes)
         line = '{"kind": "%s", "target": "%s", "verdict": "%s"}\n' % (kind, text, verdict)
         try:
-            write(channel, line.encode("utf-8", "backslashreplace"))
-        except OSError:
+            write(channel[0], line.encode("utf-8", "backslashreplace"))
+        except (OSError, IndexError):  # IndexError: this run has no channel
             pass
 
     def command(args):
@@ -142,18 +142,15 @@ def setup(os, sys, channel, audit):
             "socket": patch_socket, "subprocess": patch_subprocess}
 '''
 
-WATCH: Final = (
-    r'''# The sandbox's in-guest report of what the program tries (see playground/packs/python_watch.py).
-def _playground_watch(later_source):
+#: The watch's set-up, as a function of the compiled-later part and the channel: a list that holds the
+#: report channel's descriptor once the run has opened it (``WATCH``, ``CAPTURE_WATCH``).
+_SET_UP: Final = r'''# The sandbox's in-guest report of what the program tries (see playground/packs/python_watch.py).
+def _playground_watch(later_source, channel):
     import os
     import sys
     import __main__
 
     del __main__._playground_watch
-    try:
-        channel = os.open("/.attempts", os.O_WRONLY)
-    except OSError:
-        return
     audit = sys.audit
     done = {}
 
@@ -251,5 +248,28 @@ def _playground_watch(later_source):
 
     environ.__getitem__ = __getitem__
 '''
-    + "_playground_watch(" + repr(LATER) + ")\n"
+
+#: Run before the program (a cold start's boot script, a session's prelude): opens the channel, then sets
+#: the watch up (nothing at all when the run has no channel).
+WATCH: Final = (
+    _SET_UP
+    + "try:\n"
+    + "    _playground_channel = [__import__('os').open('/.attempts', __import__('os').O_WRONLY)]\n"
+    + "except OSError:\n"
+    + "    del _playground_watch\n"
+    + "else:\n"
+    + "    _playground_watch(" + repr(LATER) + ", _playground_channel)\n"
+    + "    del _playground_channel\n"
+)
+
+#: Run by a snapshot's capture (``python_snapshot``), so no run sets the watch up again: the hook, the
+#: stand-ins, the finder and the ``os.environ`` wrapper are in the image. Each run opens its own channel
+#: as it starts and puts the descriptor in the list kept at ``sys._playground_channel`` (``RUN_HEAD``,
+#: which takes it off ``sys`` first), so reports go to that run's channel only. Setting it up in every
+#: run was 0.3-0.6 ms of a hello world (``bench/attempts_cost.py``).
+CAPTURE_WATCH: Final = (
+    _SET_UP
+    + "_playground_watch("
+    + repr(LATER)
+    + ", __import__('sys').__dict__.setdefault('_playground_channel', []))\n"
 )

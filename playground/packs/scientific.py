@@ -176,11 +176,12 @@ del _playground_figures
 #: script's directory is inserted into ``sys.path`` rather than replacing the first entry (the library),
 #: and ``PYTHONPATH`` (where a run's added packages are, ``core.package_tree``) is honoured here, in the
 #: place CPython gives it: after the script's directory, before the library.
-BOOT: Final = MPL_SHOW + run_file_script(
-    """\
+_PATH_SETUP: Final = """\
     sys.path.insert(0, os.path.dirname(path))
     sys.path[1:1] = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]"""
-)
+BOOT: Final = MPL_SHOW + run_file_script(_PATH_SETUP)
+#: A snapshot run's: the capture set the attempt report up (``python_snapshot.capture_script``).
+SNAPSHOT_BOOT: Final = MPL_SHOW + run_file_script(_PATH_SETUP, watch=False)
 
 #: Imported before the snapshot: the light runtime's list and numpy, which every program of this runtime
 #: but a few imports (pandas, scipy, matplotlib, scikit-learn and statsmodels all do), with
@@ -205,7 +206,8 @@ def _snapshot(
     preload = (*PRELOAD, *extra)
     return WasmSnapshot(
         artifact_sha256=SCIENTIFIC_CPYTHON.sha256, entry_export="turn", alloc_export="host_alloc",
-        capture_source=python_snapshot.capture_script(BOOT, preload, point=False), run_source=python_snapshot.RUN,
+        capture_source=python_snapshot.capture_script(SNAPSHOT_BOOT, preload, point=False),
+        run_source=python_snapshot.RUN,
         preload=preload, cold_env=(*python_snapshot.COLD_ENV, "NPY_*", "NUMPY_*", *cold_env),
         warm_program=WARM_PROGRAM, for_imports=for_imports, detector="python-imports" if for_imports else "",
     )  # fmt: skip

@@ -13,7 +13,7 @@ import wasmtime
 
 from backends.wasm import snapshot, wasmbin
 from playground.core import Artifact, InvalidPack, WasmSnapshot, WasmSpec
-from playground.packs import javascript, javascript_snapshot, python, python_snapshot, scientific
+from playground.packs import javascript, javascript_snapshot, python, python_snapshot, python_watch, scientific
 from playground.packs.runtimes import CPYTHON, QUICKJS
 
 
@@ -24,6 +24,18 @@ def _snap(**kw: object) -> WasmSnapshot:
     }  # fmt: skip
     fields.update(kw)
     return WasmSnapshot(**fields)  # type: ignore[arg-type]
+
+
+def test_the_attempt_report_is_set_up_by_the_capture_not_by_each_run() -> None:
+    """``python_watch.CAPTURE_WATCH`` runs once, at the capture; the boot script a run executes has no watch,
+    a cold start's and a session's do."""
+    for capture in (python_snapshot.CAPTURE, scientific.SNAPSHOT.capture_source):
+        assert capture.count("def _playground_watch(") == 1 and python_watch.CAPTURE_WATCH in capture
+    for per_run in (python_snapshot.BOOT, scientific.SNAPSHOT_BOOT):
+        assert "_playground_watch" not in per_run
+    for cold in (python.BOOT, scientific.BOOT):
+        assert python_watch.WATCH in cold
+    assert repr(python_watch.WATCH) in python_snapshot.SESSION_CAPTURE  # a session's prelude, run as it starts
 
 
 def test_the_python_pack_pins_its_snapshot_to_its_runtime() -> None:

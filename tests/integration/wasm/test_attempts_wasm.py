@@ -9,6 +9,7 @@ Real runtimes from the user cache (skipped per language when missing).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -185,6 +186,22 @@ print(open(os.path.expanduser("~/.ssh/id_rsa")) if os.path.exists(os.path.expand
         (AttemptKind.ENV_LOOKUP, "AWS_SECRET_ACCESS_KEY", "refused: not given to the program", Observer.GUEST),
         (AttemptKind.FILE_READ, "~/.ssh/id_rsa", OUTSIDE, Observer.HOST),
     }, seen(result.attempts)
+
+
+async def test_each_python_run_reports_on_its_own_channel_from_the_snapshot_or_cold(real: Sandbox) -> None:
+    """The snapshot's watch was set up at the capture (``python_watch.CAPTURE_WATCH``) and each run opens its own
+    channel; a cold start (``PYTHONHASHSEED`` is read at start-up) sets it up itself."""
+    need_runtime(real, "python")
+    code = "import os\ntry:\n    os.system('cmd-{n}')\nexcept OSError:\n    pass\nprint(os.getenv('MISSING_{n}'))\n"
+    runs = [Spec(lang="python", code=code.format(n=n), env={"PYTHONHASHSEED": "1"} if n == 3 else {}) for n in range(4)]
+    results = await asyncio.gather(*(real.run(spec) for spec in runs))
+    for n, result in enumerate(results):
+        assert result.stdout == b"None\n", result.stderr
+        assert seen(result.attempts) == {
+            (AttemptKind.PROCESS_SPAWN, f"cmd-{n}", GUEST_PROC, Observer.GUEST),
+            (AttemptKind.ENV_LOOKUP, f"MISSING_{n}", "refused: not given to the program", Observer.GUEST),
+        }, (n, seen(result.attempts))
+    assert await attempts_of(real, "python", "print(1)") == ()  # nothing of the runs before
 
 
 async def test_the_standard_librarys_own_env_lookups_are_not_the_programs(real: Sandbox) -> None:
