@@ -557,7 +557,7 @@ class WasmBackend:
         if snap is None:
             return None
         data = snapshot.payload(snap, launch.argv(pack, request.spec, has_program=True), env)
-        if len(data) > snapshot.MAX_PAYLOAD:
+        if data is None or len(data) > snapshot.MAX_PAYLOAD:
             return None
         got = self.snapshots.image(pack, request.progress, snap)
         if got is None and snap is not spec.snapshot and spec.snapshot is not None:  # that one failed: the plain one

@@ -135,7 +135,7 @@ def image_source(
         return None
     assert pack.wasm is not None and pack.wasm.session is not None
     data = snapshot.payload(snap, [pack.name, *pack.wasm.session.args], dict(env))
-    if len(data) > snapshot.MAX_PAYLOAD:
+    if data is None or len(data) > snapshot.MAX_PAYLOAD:
         return None
 
     def start() -> tuple[wasmtime.Module, runner.ImageStart] | None:

@@ -151,9 +151,15 @@ class Image:
         )  # fmt: skip
 
 
-def payload(snap: WasmSnapshot, argv: list[str], env: dict[str, str]) -> bytes:
+def payload(snap: WasmSnapshot, argv: list[str], env: dict[str, str]) -> bytes | None:
     """The run's source for the entry: UTF-8, NUL-terminated for a pinned function (``{argv}`` and ``{env}``
-    as JSON)."""
+    as JSON, ``{argv}`` without the snapshot's ``kept_args``); None when ``argv`` does not start with those
+    (the run starts cold)."""
+    kept = snap.kept_args
+    if kept:
+        if tuple(argv[1 : 1 + len(kept)]) != kept:
+            return None
+        argv = [*argv[:1], *argv[1 + len(kept) :]]
     source = snap.run_source.replace("{argv}", json.dumps(argv)).replace("{env}", json.dumps(env))
     data = source.encode("utf-8", "surrogatepass")
     return data if snap.entry_export else data + b"\0"  # an export's source has a length; a C string, its NUL
@@ -288,6 +294,8 @@ class Snapshots:
         ]  # fmt: skip
         if snap.entry_export:
             parts += [f"export={snap.entry_export}/{snap.alloc_export}", json.dumps(snap.capture_source)]
+        if snap.kept_args:
+            parts.append(f"kept={json.dumps(list(snap.kept_args))}")
         if spec.mounts:  # the capture sees them (the C library reads its preopen table once)
             parts.append(json.dumps([[m.artifact.sha256, m.member, m.guest_path, m.tree] for m in spec.mounts]))
         if preopens:
@@ -564,6 +572,8 @@ class Snapshots:
         else:
             return
         data = payload(snap, argv, dict(spec.env))
+        if data is None:
+            return
         try:
             for _ in range(CALIBRATION_RUNS):
                 vfs = VFS.for_limits(DEFAULT_LIMITS.validate())

@@ -2,14 +2,14 @@
 
 from playground.core import DockerSpec, Editing, InputSyntax, Pack, WasmDriver, WasmSnapshot, WasmSpec, WasmVariant
 from playground.packs import python_snapshot, scientific
-from playground.packs.python_boot import PROCESS_TIME_FIX, run_file_script
+from playground.packs.python_boot import LIGHT_ARGS, PROCESS_TIME_FIX, run_file_script
 from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
 from playground.packs.python_watch import WATCH
 from playground.packs.runtimes import CPYTHON
 
 #: Runs the program as ``python main.py`` would, from ``/work`` (see ``python_boot``); the script's
 #: folder replaces ``sys.path[0]`` as for any script.
-BOOT = PROCESS_TIME_FIX + run_file_script("    sys.path[0] = os.path.dirname(path)")
+BOOT = LIGHT_ARGS[2]
 #: The same on the Docker tier, after that tier's in-guest attempt report (``python_docker_watch``: it reports
 #: over the descriptor the wrapper opens, and only reports: the container decides).
 DOCKER_BOOT = DOCKER_WATCH + run_file_script("    sys.path[0] = os.path.dirname(path)", watch=False)
@@ -44,7 +44,7 @@ PACK = Pack(
     # -B: never write .pyc files into the guest's filesystem (they would eat its quota).
     wasm=WasmSpec(
         module=CPYTHON,
-        args=("-B", "-c", BOOT, "{main}", "{args}"),
+        args=(*LIGHT_ARGS, "{main}", "{args}"),
         main_file="main.py",
         session=REPL,
         session_prelude=PROCESS_TIME_FIX + WATCH,
@@ -58,6 +58,7 @@ PACK = Pack(
             entry_marker="__main__",
             capture_args=("-B", "-c", python_snapshot.CAPTURE),
             run_source=python_snapshot.RUN,
+            kept_args=LIGHT_ARGS,
             preload=python_snapshot.PRELOAD,
             cold_env=python_snapshot.COLD_ENV,
             warm_program=python_snapshot.WARM_PROGRAM,
@@ -85,7 +86,7 @@ PACK = Pack(
                     module=scientific.SCIENTIFIC_CPYTHON,
                     entry="run",
                     mounts=scientific.MOUNTS,
-                    args=("-B", "-c", scientific.BOOT, "{main}", "{args}"),
+                    args=(*scientific.ARGS, "{main}", "{args}"),
                     main_file="main.py",
                     session=REPL,
                     session_prelude=scientific.MPL_SHOW + WATCH,

@@ -80,3 +80,8 @@ def run_file_script(path_setup: str, *, watch: bool = True) -> str:
     the host gives it a report channel).
     """
     return (WATCH if watch else "") + _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))
+
+
+#: The light runtime's arguments before the program's path (the ``python`` pack's): its boot script with the
+#: CPU clock fix. Its snapshot keeps them (``WasmSnapshot.kept_args``), so no run's source carries them.
+LIGHT_ARGS: Final = ("-B", "-c", PROCESS_TIME_FIX + run_file_script("    sys.path[0] = os.path.dirname(path)"))

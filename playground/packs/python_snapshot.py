@@ -37,7 +37,7 @@ holds the preloaded modules, ``inspect.stack()`` is two frames deeper, and
 
 from typing import Final
 
-from playground.packs.python_boot import run_file_script
+from playground.packs.python_boot import LIGHT_ARGS, run_file_script
 from playground.packs.python_watch import CAPTURE_WATCH, WATCH
 
 #: PyRun_SimpleStringFlags in ``runtimes.CPYTHON`` (python-3.12.0.wasm): (i32 source, i32 flags) -> i32.
@@ -76,7 +76,8 @@ _CLOCK: Final = '''\
         restart = lambda: 0
 '''
 
-#: What every snapshot run does first: its own argv (``sys.argv`` from ``sys_argv``), environment, seed, clock.
+#: What every snapshot run does first: its own argv (``sys.argv`` from ``sys_argv``, ``sys.orig_argv`` from
+#: ``orig_argv``), environment, seed, clock.
 _RUN_HEAD: Final = '''\
     def run(argv, env):
         del sys._playground_run
@@ -90,7 +91,7 @@ _RUN_HEAD: Final = '''\
                 pass
         zero[0] = restart()
         sys.argv[:] = {sys_argv}
-        sys.orig_argv[:] = argv
+        sys.orig_argv[:] = {orig_argv}
         os.environ.clear()
         os.environ.update(env)
         for seeded in ("random", "numpy.random"):  # their generators were seeded at import: the capture's
@@ -192,20 +193,22 @@ _FREEZE: Final = '__import__("gc").freeze()\n'
 _POINT: Final = '__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)\n'
 
 
-def capture_script(boot: str, preload: tuple[str, ...], *, point: bool = True) -> str:
+def capture_script(boot: str, preload: tuple[str, ...], *, kept: tuple[str, ...], point: bool = True) -> str:
     """The capture's script: ``boot`` (without the attempt report) compiled into ``sys._playground_run``,
     ``preload`` imported, the attempt report set up (``python_watch.CAPTURE_WATCH``), the module names kept
     (``_PRELOADED``), what it made frozen (``_FREEZE``), then the snapshot point (``point``) or nothing (a
-    capture through the runtime's own entry ends by returning)."""
+    capture through the runtime's own entry ends by returning). ``kept``: the snapshot's ``kept_args``, which a
+    run's argv comes without and which the script puts back into ``sys.orig_argv``."""
     return (
-        _HEAD + _CLOCK + _RUN_HEAD.format(sys_argv='["-c", *argv[4:]]') + _RUN_BODY
+        _HEAD + _CLOCK + _RUN_HEAD.format(sys_argv='["-c", *argv[1:]]', orig_argv=f"[argv[0], *{kept!r}, *argv[1:]]")
+        + _RUN_BODY
         + f"_playground_prepare({boot!r})\ndel _playground_prepare\n"
         + _IMPORTS % (preload,) + CAPTURE_WATCH + _PRELOADED + _FREEZE + (_POINT if point else "")
     )  # fmt: skip
 
 
 #: The ``-c`` script of the capture.
-CAPTURE: Final = capture_script(BOOT, PRELOAD)
+CAPTURE: Final = capture_script(BOOT, PRELOAD, kept=LIGHT_ARGS)
 
 #: Imported before a session's snapshot: the one-shot list and what the REPL driver imports.
 SESSION_PRELOAD: Final = (*PRELOAD, "ast", "builtins", "signal", "textwrap")
@@ -215,7 +218,7 @@ _SESSION_PREPARE: Final = (
     + _IMPORTS_HEAD
     + '    code = compile(prelude + "\\n" + driver, "<string>", "exec")\n'
     + _CLOCK
-    + _RUN_HEAD.format(sys_argv='["-c"]')
+    + _RUN_HEAD.format(sys_argv='["-c"]', orig_argv="argv")
     + _RUN_BODY
     + '''\
 _playground_prepare(%r, __import__("sys").argv.pop(1))

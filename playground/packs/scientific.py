@@ -180,6 +180,8 @@ _PATH_SETUP: Final = """\
     sys.path.insert(0, os.path.dirname(path))
     sys.path[1:1] = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]"""
 BOOT: Final = MPL_SHOW + run_file_script(_PATH_SETUP)
+#: The runtime's arguments before the program's path; its snapshots keep them (``WasmSnapshot.kept_args``).
+ARGS: Final = ("-B", "-c", BOOT)
 #: A snapshot run's: the capture set the attempt report up (``python_snapshot.capture_script``).
 SNAPSHOT_BOOT: Final = MPL_SHOW + run_file_script(_PATH_SETUP, watch=False)
 
@@ -206,8 +208,8 @@ def _snapshot(
     preload = (*PRELOAD, *extra)
     return WasmSnapshot(
         artifact_sha256=SCIENTIFIC_CPYTHON.sha256, entry_export="turn", alloc_export="host_alloc",
-        capture_source=python_snapshot.capture_script(SNAPSHOT_BOOT, preload, point=False),
-        run_source=python_snapshot.RUN,
+        capture_source=python_snapshot.capture_script(SNAPSHOT_BOOT, preload, kept=ARGS, point=False),
+        run_source=python_snapshot.RUN, kept_args=ARGS,
         preload=preload, cold_env=(*python_snapshot.COLD_ENV, "NPY_*", "NUMPY_*", *cold_env),
         warm_program=WARM_PROGRAM, for_imports=for_imports, detector="python-imports" if for_imports else "",
     )  # fmt: skip

@@ -14,6 +14,7 @@ import wasmtime
 from backends.wasm import snapshot, wasmbin
 from playground.core import Artifact, InvalidPack, WasmSnapshot, WasmSpec
 from playground.packs import javascript, javascript_snapshot, python, python_snapshot, python_watch, scientific
+from playground.packs.python_boot import LIGHT_ARGS
 from playground.packs.runtimes import CPYTHON, QUICKJS
 
 
@@ -29,8 +30,9 @@ def _snap(**kw: object) -> WasmSnapshot:
 def test_the_attempt_report_is_set_up_by_the_capture_not_by_each_run() -> None:
     """``python_watch.CAPTURE_WATCH`` runs once, at the capture; the boot script a run executes has no watch,
     a cold start's and a session's do."""
-    for capture in (python_snapshot.CAPTURE, scientific.SNAPSHOT.capture_source):
-        assert capture.count("def _playground_watch(") == 1 and python_watch.CAPTURE_WATCH in capture
+    for capture, kept in ((python_snapshot.CAPTURE, LIGHT_ARGS), (scientific.SNAPSHOT.capture_source, scientific.ARGS)):
+        code = capture.replace(repr(kept), "")  # the cold start's arguments are only data there (kept_args)
+        assert code.count("def _playground_watch(") == 1 and python_watch.CAPTURE_WATCH in code
     for per_run in (python_snapshot.BOOT, scientific.SNAPSHOT_BOOT):
         assert "_playground_watch" not in per_run
     for cold in (python.BOOT, scientific.BOOT):
@@ -94,15 +96,22 @@ def test_variables_read_at_start_up_need_a_cold_start() -> None:
     assert snap.needs_cold_start({"TZ": "CET"}, {"TZ": "UTC"})
 
 
-def test_the_payload_is_json_and_a_python_literal() -> None:
-    argv = ["python", "-B", "-c", "boot", "/work/main.py", 'quote " and \\ and \n', "\udcff"]
+def test_the_payload_is_json_and_a_python_literal_without_the_kept_arguments() -> None:
+    run_args = ["/work/main.py", 'quote " and \\ and \n', "\udcff"]
+    argv = ["python", *LIGHT_ARGS, *run_args]
     env = {"HOME": "/home/user", "X": "é"}
     data = snapshot.payload(python_snapshot_spec(), argv, env)
-    assert data.endswith(b"\0") and b"\0" not in data[:-1]
+    assert data is not None and data.endswith(b"\0") and b"\0" not in data[:-1]
+    assert len(data) < 300  # the 9 KB boot script stays in the image (kept_args)
     source = data[:-1].decode("utf-8", "surrogatepass")
     call = source[source.index("_playground_run(") + len("_playground_run(") : source.rindex(")")]
-    assert eval("[" + call + "]") == [argv, env]  # our own literal
-    assert json.loads("[" + call + "]") == [argv, env]
+    expected = [["python", *run_args], env]
+    assert eval("[" + call + "]") == expected  # our own literal
+    assert json.loads("[" + call + "]") == expected
+    # a run whose arguments do not start with the kept ones starts cold
+    assert snapshot.payload(python_snapshot_spec(), ["python", "-B", "-c", "other", *run_args], env) is None
+    for snap in (python_snapshot_spec(), scientific.SNAPSHOT, *scientific.IMPORT_SNAPSHOTS):
+        assert snap.kept_args and repr(snap.kept_args) in (snap.capture_source or snap.capture_args[-1])
 
 
 def python_snapshot_spec() -> WasmSnapshot:

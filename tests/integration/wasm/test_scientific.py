@@ -245,6 +245,10 @@ async def test_the_memory_limit_covers_the_scientific_snapshot(sci: Sandbox) -> 
 async def test_numpy_variables_start_a_run_cold(sci: Sandbox) -> None:
     out, _, _ = await run(sci, STARTED + "import os\nprint(os.environ['NPY_X'])", env={"NPY_X": "1"})
     assert out == "cold\n1\n"
+    argv = "import sys\nprint(repr([sys.orig_argv, sys.argv]))\n"
+    cold, _, _ = await run(sci, STARTED + argv, args=("x",), env={"NPY_X": "1"})
+    warm, _, _ = await run(sci, STARTED + argv, args=("x",))
+    assert cold.replace("cold\n", "snapshot\n", 1) == warm  # kept_args: the same command line without sending it
 
 
 async def test_setup_prepares_the_scientific_snapshot_and_doctor_says_so(sci: Sandbox) -> None:

@@ -31,6 +31,7 @@ from playground.core import (
 )
 from playground.core.limits import MiB
 from playground.packs import python
+from playground.packs.python_boot import LIGHT_ARGS
 from tests.integration.wasm.conftest import require_runtime
 
 #: Printed by a program: True when it runs from the snapshot (``dataclasses`` is preloaded there, not in a cold start).
@@ -116,6 +117,16 @@ async def test_args_env_stdin_and_files_are_the_runs_own(real: Sandbox) -> None:
     )
     # a second run with other arguments sees only its own
     assert await _run(real, "import os, sys\nprint(sys.argv[1:], os.environ.get('X'))") == (0, "[] None\n", "")
+
+
+async def test_the_command_line_is_a_cold_starts_though_the_run_does_not_send_it(real: Sandbox) -> None:
+    """``WasmSnapshot.kept_args``: the boot script is in the image, and ``sys.orig_argv`` still has it."""
+    code = "import sys\nprint(repr([sys.orig_argv, sys.argv]))\n"
+    cold = await _run(real, FROM_SNAPSHOT + code, args=("x", "-y"), env={"PYTHONHASHSEED": "1"})
+    warm = await _run(real, FROM_SNAPSHOT + code, args=("x", "-y"))
+    assert cold[1].startswith("cold\n") and warm[1].startswith("snapshot\n"), (cold, warm)
+    assert cold[1].split("\n")[1] == warm[1].split("\n")[1]
+    assert repr(["python", *LIGHT_ARGS, "/work/main.py", "x", "-y"]) in warm[1]
 
 
 async def test_exit_codes_tracebacks_and_exit_handlers(real: Sandbox) -> None:
