@@ -48,7 +48,7 @@ PACK = Pack(
         main_file="main.py",
         session=REPL,
         session_prelude=PROCESS_TIME_FIX + WATCH,
-        typical_start=0.007,  # bench/python_snapshot.py, Sandbox.run p50 from the snapshot (cold: about 0.08)
+        typical_start=0.004,  # bench/python_snapshot.py, Sandbox.run p50 from the snapshot (cold: about 0.06)
         quiet_paths=STARTUP_PROBES,
         env=HOME,
         # One-shot runs start from a snapshot of the started interpreter (python_snapshot, backends/wasm/snapshot).
