@@ -2,10 +2,12 @@
 
     python bench/attempts_cost.py [-n RUNS]
 
-For Python and Lua the hook is a script the pack runs before the program
-(``python_watch.WATCH``, ``lua_watch.WATCH``): the bench builds the same
-pack without it and runs both in one process, alternating, so the machine's
-noise hits both alike. Two programs each: hello world and a compute loop of
+For Python and Lua the hook is a script run before the program
+(``lua_watch.WATCH`` in every run; ``python_watch.CAPTURE_WATCH`` once, in
+the snapshot's capture, after which a run only opens its channel): the
+bench builds the same pack without it (for Python, a snapshot captured
+without it, whose runs send the same source) and runs both in one process,
+alternating, so the machine's noise hits both alike. Two programs each: hello world and a compute loop of
 about a second. Printed: p50 of each and the difference.
 
 Not separable, so not in the table: the host-side watch (one string test
@@ -27,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backends.wasm import WasmBackend
 from playground.core import Limits, Pack, Sandbox, Spec
-from playground.packs import lua, python, python_boot
+from playground.packs import lua, python, python_boot, python_snapshot
 
 PROGRAMS = {
     "python": {
@@ -44,12 +46,17 @@ PROGRAMS = {
 def without_watch(pack: Pack) -> Pack:
     """``pack`` as it was before the attempt report: no in-guest hook before the program or the REPL."""
     assert pack.wasm is not None
+    snapshot = pack.wasm.snapshot
     if pack.name == "python":
         boot = python_boot._TEMPLATE.format(path_setup="    sys.path[0] = os.path.dirname(path)")
-        args = ("-B", "-c", boot, "{main}", "{args}")
+        kept = ("-B", "-c", boot)
+        args: tuple[str, ...] = (*kept, "{main}", "{args}")
+        capture = python_snapshot.capture_script(python_snapshot.BOOT, python_snapshot.PRELOAD, kept=kept, watch=False)
+        assert snapshot is not None
+        snapshot = dataclasses.replace(snapshot, capture_args=("-B", "-c", capture), kept_args=kept)
     else:
         args = ("{main}", "{args}")
-    wasm = dataclasses.replace(pack.wasm, args=args, session_prelude="", variants=())
+    wasm = dataclasses.replace(pack.wasm, args=args, session_prelude="", variants=(), snapshot=snapshot)
     return dataclasses.replace(pack, name=f"{pack.name}-bare", aliases=(), extensions=(), wasm=wasm)
 
 

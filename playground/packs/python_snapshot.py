@@ -193,17 +193,20 @@ _FREEZE: Final = '__import__("gc").freeze()\n'
 _POINT: Final = '__import__("time").clock_getres(__import__("time").CLOCK_REALTIME)\n'
 
 
-def capture_script(boot: str, preload: tuple[str, ...], *, kept: tuple[str, ...], point: bool = True) -> str:
+def capture_script(
+    boot: str, preload: tuple[str, ...], *, kept: tuple[str, ...], point: bool = True, watch: bool = True
+) -> str:
     """The capture's script: ``boot`` (without the attempt report) compiled into ``sys._playground_run``,
     ``preload`` imported, the attempt report set up (``python_watch.CAPTURE_WATCH``), the module names kept
     (``_PRELOADED``), what it made frozen (``_FREEZE``), then the snapshot point (``point``) or nothing (a
     capture through the runtime's own entry ends by returning). ``kept``: the snapshot's ``kept_args``, which a
-    run's argv comes without and which the script puts back into ``sys.orig_argv``."""
+    run's argv comes without and which the script puts back into ``sys.orig_argv``. ``watch=False``: no
+    attempt report (``bench/attempts_cost.py`` measures what it costs)."""
     return (
         _HEAD + _CLOCK + _RUN_HEAD.format(sys_argv='["-c", *argv[1:]]', orig_argv=f"[argv[0], *{kept!r}, *argv[1:]]")
         + _RUN_BODY
         + f"_playground_prepare({boot!r})\ndel _playground_prepare\n"
-        + _IMPORTS % (preload,) + CAPTURE_WATCH + _PRELOADED + _FREEZE + (_POINT if point else "")
+        + _IMPORTS % (preload,) + (CAPTURE_WATCH if watch else "") + _PRELOADED + _FREEZE + (_POINT if point else "")
     )  # fmt: skip
 
 

@@ -264,9 +264,10 @@ WATCH: Final = (
 
 #: Run by a snapshot's capture (``python_snapshot``), so no run sets the watch up again: the hook, the
 #: stand-ins, the finder and the ``os.environ`` wrapper are in the image. Each run opens its own channel
-#: as it starts and puts the descriptor in the list kept at ``sys._playground_channel`` (``RUN_HEAD``,
-#: which takes it off ``sys`` first), so reports go to that run's channel only. Setting it up in every
-#: run was 0.3-0.6 ms of a hello world (``bench/attempts_cost.py``).
+#: as it starts and puts the descriptor in the list kept at ``sys._playground_channel``
+#: (``python_snapshot._RUN_HEAD``, which takes it off ``sys`` first), so reports go to that run's channel
+#: only. Set up in every run, it copied 36 more image pages of a hello world (291 against 255 faults; p50
+#: 5.59 against 5.29 ms side by side).
 CAPTURE_WATCH: Final = (
     _SET_UP
     + "_playground_watch("
