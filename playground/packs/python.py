@@ -7,9 +7,6 @@ from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
 from playground.packs.python_watch import WATCH
 from playground.packs.runtimes import CPYTHON
 
-#: Runs the program as ``python main.py`` would, from ``/work`` (see ``python_boot``); the script's
-#: folder replaces ``sys.path[0]`` as for any script.
-BOOT = LIGHT_ARGS[2]
 #: The same on the Docker tier, after that tier's in-guest attempt report (``python_docker_watch``: it reports
 #: over the descriptor the wrapper opens, and only reports: the container decides).
 DOCKER_BOOT = DOCKER_WATCH + run_file_script("    sys.path[0] = os.path.dirname(path)", watch=False)

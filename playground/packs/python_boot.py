@@ -83,5 +83,7 @@ def run_file_script(path_setup: str, *, watch: bool = True) -> str:
 
 
 #: The light runtime's arguments before the program's path (the ``python`` pack's): its boot script with the
-#: CPU clock fix. Its snapshot keeps them (``WasmSnapshot.kept_args``), so no run's source carries them.
+#: CPU clock fix, which runs the program as ``python main.py`` would, from ``/work``; the script's folder
+#: replaces ``sys.path[0]`` as for any script. Its snapshot keeps them (``WasmSnapshot.kept_args``), so no
+#: run's source carries them.
 LIGHT_ARGS: Final = ("-B", "-c", PROCESS_TIME_FIX + run_file_script("    sys.path[0] = os.path.dirname(path)"))

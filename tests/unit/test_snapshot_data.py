@@ -35,7 +35,7 @@ def test_the_attempt_report_is_set_up_by_the_capture_not_by_each_run() -> None:
         assert code.count("def _playground_watch(") == 1 and python_watch.CAPTURE_WATCH in code
     for per_run in (python_snapshot.BOOT, scientific.SNAPSHOT_BOOT):
         assert "_playground_watch" not in per_run
-    for cold in (python.BOOT, scientific.BOOT):
+    for cold in (LIGHT_ARGS[2], scientific.BOOT):
         assert python_watch.WATCH in cold
     assert repr(python_watch.WATCH) in python_snapshot.SESSION_CAPTURE  # a session's prelude, run as it starts
 
