@@ -25,7 +25,9 @@ Runs with a keyboard (``Request.input``) stay here: typing goes to this
 process.
 
 What crosses: the pack (once per worker and key: a variant's Wasm spec
-object), the spec, the resolved limits, stdin and the run's tree out; the
+object), the spec, the resolved limits, stdin and the run's tree out (a
+marker for the empty layout, which the worker makes itself: the tree's
+rows both ways cost the two processes a tenth of a hello world); the
 output and progress as they come, then the outcome or the error, the tree
 and the attempts back (``procwire``). The parent's tree takes over the
 worker's (``VFS.adopt``), so ``Result.files`` and the usage are read as
@@ -274,7 +276,8 @@ class ProcessPool:
         try:
             with self._lock:
                 key = self._send_pack(proc, request.pack)
-                proc.writer.send(("run", job_id, key, request.spec, request.limits, request.stdin, request.vfs))
+                tree = procwire.EMPTY_TREE if request.vfs.is_empty_for(request.limits) else request.vfs
+                proc.writer.send(("run", job_id, key, request.spec, request.limits, request.stdin, tree))
         except Exception as exc:  # nothing reached the worker but whole frames: it is in step, or gone
             loop.remove_reader(proc.out)
             self._release(proc)

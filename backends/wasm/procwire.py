@@ -18,6 +18,13 @@ worker -> parent
     ``("failed", job, error_name, message, outcome, vfs, attempts, dropped)`` (``vfs`` None: the
     worker could not send its tree back, and the parent keeps its own).
 
+A run whose tree is the empty standard layout for its limits
+(``VFS.is_empty_for``: no files given, no packages) sends ``EMPTY_TREE``
+in its place, and the worker makes that tree itself. Most runs get no
+files; the tree's rows cost the parent a pickle and the worker an
+unpickle per run. The answer always carries the tree: the run put its
+program's file in it.
+
 The core's data holds read-only mappings (``MappingProxyType``), which
 pickle cannot take by itself; the pickler here sends them as dicts and
 makes them read-only again on the other side.
@@ -37,6 +44,8 @@ from typing import IO, Any, Final
 _LENGTH: Final = struct.Struct("<I")
 #: A cancel, on the worker's cancel pipe (``procworker``): the job's id.
 CANCEL: Final = struct.Struct("<Q")
+#: In a run's message, in place of a tree that ``VFS.is_empty_for`` the run's limits (module docstring).
+EMPTY_TREE: Final = "empty"
 #: A frame larger than this is refused (a program's tree is bounded by its quota, far below).
 MAX_FRAME: Final = 1 << 31
 

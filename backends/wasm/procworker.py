@@ -9,10 +9,10 @@ process), so two runs in flight went no faster than one. A worker has its
 own of both. It is a ``WasmBackend`` of its own over the same cache (the
 compiled modules and snapshots are files there), fed the core's request:
 the pack (once per key), the spec, the resolved limits, stdin and the
-run's tree. It enforces the limits itself, streams output and progress
-back as they come, and answers with the outcome or the error, the tree
-(without the runtime's mounts, which are the worker's own) and the
-attempts.
+run's tree (``procwire.EMPTY_TREE`` when it is the empty layout). It
+enforces the limits itself, streams output and progress back as they
+come, and answers with the outcome or the error, the tree (without the
+runtime's mounts, which are the worker's own) and the attempts.
 
 The main thread reads stdin itself and runs what comes: the parent sends
 a worker nothing while its job runs, so no reader thread has to hand each
@@ -103,7 +103,8 @@ class _Worker:
         self._writer.send(("loaded", key, start))
 
     def _run(self, message: tuple[Any, ...]) -> None:
-        _, job, key, spec, limits, stdin, vfs = message
+        _, job, key, spec, limits, stdin, tree = message
+        vfs: VFS = VFS.for_limits(limits) if isinstance(tree, str) else tree  # str: ``EMPTY_TREE``
         send = self._writer.send
         before = set(vfs.root.children)
         attempts = AttemptLog()

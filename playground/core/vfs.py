@@ -176,6 +176,32 @@ class VFS:
         """An empty tree bounded by validated ``limits`` (``fs_quota``, ``max_files``)."""
         return cls(fs_quota=limits.fs_quota_cap, max_files=limits.max_files_cap, layout=layout)
 
+    def is_empty_for(self, limits: ResolvedLimits) -> bool:
+        """Whether this tree is what ``for_limits(limits)`` makes, times and inode numbers aside.
+
+        The standard layout's directories and nothing else (no node counted
+        beyond them, nothing charged, the quota never hit), bounded by
+        ``limits``. Most runs get no files: such a run's tree goes to a
+        Wasm worker process (``backends/wasm/procpool``) as a marker
+        instead of its rows, and the worker makes its own with
+        ``for_limits``. Any node a host put in it (packages, a runtime's
+        mounts) makes it not empty.
+        """
+        if (
+            self.layout is not Layout.STANDARD or self.bytes_used or self.quota_hit
+            or self.nodes_used != len(BASE_DIRS)
+            or (self.fs_quota, self.max_files) != (limits.fs_quota_cap, limits.max_files_cap)
+        ):  # fmt: skip
+            return False
+        children = self.root.children
+        if len(children) != len(BASE_DIRS):
+            return False
+        for name in BASE_DIRS:
+            node = children.get(name)
+            if not isinstance(node, Dir) or node.children:
+                return False
+        return True
+
     def base_dir(self, name: str) -> Dir:
         """The layout directory ``/name``, made (and counted) if missing. Host side only.
 

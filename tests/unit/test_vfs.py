@@ -3,7 +3,8 @@ import pickle
 
 import pytest
 
-from playground.core import VFS, InvalidSpec, VFSError, clean_key
+from playground.core import VFS, InvalidSpec, Limits, VFSError, clean_key
+from playground.core.limits import DEFAULT_LIMITS
 from playground.core.vfs import BASE_DIRS, Dir, File, Layout, Node, Symlink
 
 
@@ -311,6 +312,37 @@ def test_adopt_takes_over_a_copy_that_changed_elsewhere() -> None:
     mine.write_file("/out/more.txt", b"x" * 10)  # charged here from now on
     assert mine.bytes_used == copy.bytes_used + 10
 
+
+
+def test_only_the_empty_layout_for_the_limits_is_empty() -> None:
+    """``is_empty_for``: a run's tree goes to a Wasm worker process as a marker when it is empty, and the
+    worker makes its own; so nothing a caller, a host or a guest can put in a tree may pass as empty."""
+    limits = DEFAULT_LIMITS.validate()
+    assert VFS.for_limits(limits).is_empty_for(limits)
+    assert not VFS.for_limits(limits).is_empty_for(limits.merged(Limits(max_files=limits.max_files_cap + 1)))
+    assert not VFS.for_limits(limits, Layout.CALLER_ROOT).is_empty_for(limits)
+    left: list[tuple[str, VFS]] = []
+    for base in BASE_DIRS:
+        v = VFS.for_limits(limits)
+        v.base_dir(base).children["x"] = Dir(99, False, v.base_dir(base))  # host-made, uncharged: still there
+        left.append((f"a node in /{base}", v))
+    written = VFS.for_limits(limits)
+    written.write_file("/work/a", b"")  # an empty file: counted, nothing charged
+    left.append(("an empty file", written))
+    mounted = VFS.for_limits(limits)
+    mounted.root.children["usr"] = Dir(98, True, mounted.root)  # a runtime's mount, uncharged
+    left.append(("a mount in the root", mounted))
+    hit = VFS.for_limits(limits)
+    hit.quota_hit = True
+    left.append(("a quota hit", hit))
+    for what, v in left:
+        assert not v.is_empty_for(limits), what
+    undone = VFS.for_limits(limits)
+    undone.mkdir(undone.base_dir("tmp"), "d")
+    undone.write_file("/work/f", b"data")
+    undone.rmdir(undone.base_dir("tmp"), "d")
+    undone.unlink(undone.base_dir("work"), "f")
+    assert undone.is_empty_for(limits)
 
 # -- the tree crosses to a Wasm worker process and back (pickle) ---------------------------
 

@@ -157,6 +157,42 @@ async def test_a_tree_as_deep_as_the_vfs_allows_comes_back_from_a_worker(pooled:
     assert again.stdout == b"same worker pool\n"
 
 
+
+async def test_an_empty_tree_goes_to_a_worker_as_a_marker_and_the_run_is_the_same(
+    pooled: tuple[Sandbox, ProcessPool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's tree that is the empty layout goes as ``EMPTY_TREE`` (``VFS.is_empty_for``) and the worker
+    makes its own; the result is the same run's either way: its output, what it left in /out, its usage."""
+    sb, pool = pooled
+    sent: list[object] = []
+    send_all = procwire.Writer.send_all
+
+    def spy(writer: procwire.Writer, messages: list[tuple[object, ...]]) -> None:
+        sent.extend(m[-1] for m in messages if m[0] == "run")
+        send_all(writer, messages)
+
+    monkeypatch.setattr(procwire.Writer, "send_all", spy)
+    listing = "import os\nprint(sorted(os.listdir('/')), os.listdir('/in'), os.listdir('/tmp'), os.listdir('/out'))\n"
+    cases = [  # (spec, what its tree goes as)
+        (Spec(lang="python", code=listing + "open('/out/made.txt', 'w').write('out')"), "empty"),
+        (Spec(lang="python", code=listing + "raise SystemExit(4)", limits=Limits(max_files=9)), "empty"),
+        (Spec(lang="python", code=listing + "os.remove('seed.txt')", work_files={"seed.txt": b"s"}), "tree"),
+        (Spec(lang="python", code=listing + "print(open('/in/i').read())", files={"i": b"given"}), "tree"),
+        (Spec(lang="javascript", code="console.log(require('fs').readdirSync('/work'))"), "empty"),
+    ]
+    for spec, went in cases:
+        here = await sb.run(spec)
+        sent.clear()
+        there = await _overlapping(sb, pool, sb.run(spec))
+        kinds = ["empty" if tree == procwire.EMPTY_TREE else "tree" if isinstance(tree, VFS) else tree for tree in sent]
+        assert kinds == [went], spec.code
+        assert (there.exit_code, there.stdout, there.stderr) == (here.exit_code, here.stdout, here.stderr)
+        assert there.files == here.files
+        assert (there.usage.fs_files, there.usage.fs_bytes) == (here.usage.fs_files, here.usage.fs_bytes)
+    made = await _overlapping(sb, pool, sb.run(cases[0][0]))
+    assert made.files == {"made.txt": b"out"} and made.stdout.startswith(b"['in', 'out', 'tmp', 'work'] [] [] []")
+
+
 async def test_no_run_waits_for_a_workers_first_load(pooled: tuple[Sandbox, ProcessPool]) -> None:
     """A start no run used yet (here Python's cold start: ``PYTHON*`` set) is loaded by the workers in the
     background; overlapping runs of it stay here until then, and go to the workers after."""
