@@ -16,6 +16,7 @@ each other's state.
 from __future__ import annotations
 
 import enum
+import struct
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -189,6 +190,34 @@ class GuestChannel(Protocol):
     def open_control(self, run: RunState, name: str, oflags: int, slash: bool) -> int: ...
 
 
+class GuestStrings:
+    """A run's arguments or environment as WASI hands them out: NUL-terminated strings packed once.
+
+    A guest may ask for them often: CPython 3.12's WASI build (its
+    filesystem layer, wasi-vfs) reads an environment variable at every
+    path operation, and Rust's standard library fetches the whole
+    environment for each read: 28 of a ``print``'s 44 host calls, 278 of
+    ``import json, csv, decimal``'s 303. Packed here, each fetch is one
+    copy of the strings and one of their addresses, instead of two
+    writes per string.
+    """
+
+    __slots__ = ("blob", "count", "offsets", "pointers")
+
+    def __init__(self, items: Sequence[str]) -> None:
+        encoded = [item.encode("utf-8", "surrogateescape") + b"\0" for item in items]
+        self.blob = b"".join(encoded)
+        self.count = len(encoded)
+        offsets, at = [], 0
+        for item in encoded:
+            offsets.append(at)
+            at += len(item)
+        #: Where each string starts in ``blob``.
+        self.offsets = tuple(offsets)
+        #: The layout of the array of their guest addresses (``count`` u32, little-endian).
+        self.pointers = struct.Struct(f"<{self.count}I")
+
+
 class RunState:
     """Everything the WASI host functions of one run see. Guest thread only."""
 
@@ -229,8 +258,8 @@ class RunState:
         self.quiet_paths = tuple(quiet_paths)
         #: The guest's ``HOME`` (attempts below it are shown as ``~/...``); "" when it has none.
         self.home = env.get("HOME", "").rstrip("/")
-        self.args = [a.encode("utf-8", "surrogateescape") + b"\0" for a in args]
-        self.env = [f"{k}={v}".encode("utf-8", "surrogateescape") + b"\0" for k, v in env.items()]
+        self.args = GuestStrings(args)
+        self.env = GuestStrings([f"{k}={v}" for k, v in env.items()])
         self.fds = FdTable(vfs)
         self.memory = GuestMemory()
         #: A capture (``snapshot``): the guest's ``clock_res_get`` on the realtime clock stops it there.

@@ -28,7 +28,7 @@ from backends.wasm import abi, keyboard
 from backends.wasm.attempt_watch import socket_call
 from backends.wasm.fds import FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, HostFunction, WasiError, host_function
-from backends.wasm.state import RunState, StopReason
+from backends.wasm.state import GuestStrings, RunState, StopReason
 
 FUNCTIONS: list[HostFunction] = []
 _wasi = host_function
@@ -44,20 +44,17 @@ _MAX_WAIT: Final = 3600.0
 _NOT_READY: Final = (-1, -1)
 
 
-def _strings_sizes(run: RunState, items: list[bytes], count_ptr: int, size_ptr: int) -> int:
-    run.memory.pack(abi.U32, count_ptr, len(items))
-    run.memory.pack(abi.U32, size_ptr, sum(len(s) for s in items))
+def _strings_sizes(run: RunState, strings: GuestStrings, count_ptr: int, size_ptr: int) -> int:
+    run.memory.pack(abi.U32, count_ptr, strings.count)
+    run.memory.pack(abi.U32, size_ptr, len(strings.blob))
     return abi.SUCCESS
 
 
-def _strings_get(run: RunState, items: list[bytes], array_ptr: int, buf_ptr: int) -> int:
+def _strings_get(run: RunState, strings: GuestStrings, array_ptr: int, buf_ptr: int) -> int:
     memory = run.memory
-    memory.check(array_ptr, 4 * len(items))
-    memory.check(buf_ptr, sum(len(s) for s in items))
-    for i, item in enumerate(items):
-        memory.pack(abi.U32, array_ptr + 4 * i, buf_ptr)
-        memory.write(buf_ptr, item)
-        buf_ptr += len(item)
+    memory.check(array_ptr, 4 * strings.count)
+    memory.write(buf_ptr, strings.blob)
+    memory.pack(strings.pointers, array_ptr, *[buf_ptr + offset for offset in strings.offsets])
     return abi.SUCCESS
 
 

@@ -78,3 +78,33 @@ async def test_unknown_import_is_an_invalid_module(sandbox: Sandbox) -> None:
     wat = '(module (import "env" "system" (func (param i32))) (func (export "_start")))'
     with pytest.raises(SandboxError):
         await sandbox.run(Spec(lang="wasm", code=wat))
+
+
+ENVIRON_GET = '(import "wasi_snapshot_preview1" "environ_get" (func $environ_get (param i32 i32) (result i32)))'
+IN_RANGE = "(drop (call $environ_get (i32.const 0) (i32.const 64)))"
+ARGS_GET = '(import "wasi_snapshot_preview1" "args_get" (func $args_get (param i32 i32) (result i32)))'
+
+
+@pytest.mark.parametrize(
+    ("imports", "body", "expected"),
+    [
+        # the strings would end past the memory: EFAULT, and the address array (at 0) stays unwritten
+        (ENVIRON_GET, "(drop (call $environ_get (i32.const 0) (i32.const 65530))) (i32.load (i32.const 0))", 0),
+        (ENVIRON_GET, "(call $environ_get (i32.const 0) (i32.const 65530))", EFAULT),
+        # the address array would end past the memory: EFAULT, and the strings (at 64) stay unwritten
+        (ENVIRON_GET, "(drop (call $environ_get (i32.const 65532) (i32.const 64))) (i32.load8_u (i32.const 64))", 0),
+        (ENVIRON_GET, "(call $environ_get (i32.const -4) (i32.const 64))", EFAULT),
+        # in range: the second string starts 4 bytes after the first ("A=1\0"), and holds "BC=22\0"
+        (ENVIRON_GET, IN_RANGE + "(i32.sub (i32.load (i32.const 4)) (i32.const 64))", 4),
+        (ENVIRON_GET, IN_RANGE + "(i32.load8_u (i32.const 69))", ord("C")),
+        (ENVIRON_GET, IN_RANGE + "(i32.load8_u (i32.const 73))", 0),
+        # arguments: argv[0] is the pack's name, then the spec's ("xyz": 120 is "x")
+        (ARGS_GET, "(drop (call $args_get (i32.const 0) (i32.const 64)))(i32.load8_u (i32.load (i32.const 4)))", 120),
+        (ARGS_GET, "(call $args_get (i32.const 65534) (i32.const 64))", EFAULT),
+    ],
+)  # fmt: skip
+async def test_environ_and_args_get_check_both_ranges_before_writing(
+    sandbox: Sandbox, imports: str, body: str, expected: int
+) -> None:
+    spec = Spec(lang="wasm", code=_call_and_exit(imports, body), env={"A": "1", "BC": "22"}, args=("xyz",))
+    assert (await sandbox.run(spec)).exit_code == expected
