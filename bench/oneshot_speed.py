@@ -93,7 +93,7 @@ class ThreadPerRun:
 def without_snapshot(pack: Pack) -> Pack:
     if pack.wasm is None or pack.wasm.snapshot is None:
         return pack
-    return dataclasses.replace(pack, wasm=dataclasses.replace(pack.wasm, snapshot=None))
+    return dataclasses.replace(pack, wasm=dataclasses.replace(pack.wasm, snapshot=None, import_snapshots=()))
 
 
 def pct(values: list[float], q: float) -> float:

@@ -6,11 +6,15 @@ All three run interleaved in one process, so machine load hits them
 alike: ``Sandbox.run`` of ``print(1)`` from the snapshot (the default
 path), the same through a copy of the pack without a snapshot (today's
 cold start: ``_start`` with the data segments copied), and the native
-interpreter as a process (``subprocess.run``). Also: the capture (the
-snapshot's one-off cost, not counting the code module's first compile),
-``from typing import List`` (what HumanEval prompts start with), sequential
-runs per second, and the image size. Target: the snapshot's p50 at or
-below the native process's.
+interpreter as a process (``subprocess.run``). Programs: ``print(1)``,
+``from typing import List`` (what HumanEval prompts start with), and
+``import json`` / ``import statistics``, which start from the stdlib
+snapshot (``python_snapshot.STDLIB_PRELOAD``): for those, a fourth column
+runs them through a copy of the pack with only its plain snapshot (how
+they ran before it). Also: the captures (each snapshot's one-off cost,
+not counting the code module's first compile), sequential runs per
+second, and the image sizes. Target: the snapshot's p50 at or below the
+native process's.
 """
 
 from __future__ import annotations
@@ -41,7 +45,14 @@ NATIVE = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if Path
 
 def cold_pack() -> Pack:
     assert python.PACK.wasm is not None
-    return dataclasses.replace(python.PACK, wasm=dataclasses.replace(python.PACK.wasm, snapshot=None))
+    cold = dataclasses.replace(python.PACK.wasm, snapshot=None, import_snapshots=())
+    return dataclasses.replace(python.PACK, wasm=cold)
+
+
+def plain_pack() -> Pack:
+    """The pack with its plain snapshot only: no program starts from the stdlib snapshot."""
+    assert python.PACK.wasm is not None
+    return dataclasses.replace(python.PACK, wasm=dataclasses.replace(python.PACK.wasm, import_snapshots=()))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -49,19 +60,23 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def capture_time() -> tuple[float, int]:
-    """Seconds to capture into a fresh cache (loading the compiled code module included) and the image size."""
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = Path(tmp)
-        for shared in ("artifacts", "modules"):
-            (cache / shared).symlink_to(cache_root() / shared)
-        backend = WasmBackend(cache_dir=cache)
-        _ = backend.modules  # the engine, built before the clock starts
-        started = time.perf_counter()
-        got = backend.snapshots.image(python.PACK, None)
-        elapsed = time.perf_counter() - started
-        assert got is not None, backend.snapshots.failure(python.PACK.wasm)  # type: ignore[arg-type]
-        return elapsed, got[1].memory.length
+def capture_times() -> list[tuple[str, float, int]]:
+    """Per snapshot: seconds to capture it into a fresh cache (loading the compiled code included), its image size."""
+    assert python.PACK.wasm is not None
+    found = []
+    for label, snap in (("plain", python.PACK.wasm.snapshot), ("stdlib", python.PACK.wasm.import_snapshots[0])):
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = Path(tmp)
+            for shared in ("artifacts", "modules"):
+                (cache / shared).symlink_to(cache_root() / shared)
+            backend = WasmBackend(cache_dir=cache)
+            _ = backend.modules  # the engine, built before the clock starts
+            started = time.perf_counter()
+            got = backend.snapshots.image(python.PACK, None, snap)
+            elapsed = time.perf_counter() - started
+            assert got is not None, backend.snapshots.failure(python.PACK.wasm, snap)
+            found.append((label, elapsed, got[1].memory.length))
+    return found
 
 
 async def main(runs: int) -> None:
@@ -71,16 +86,24 @@ async def main(runs: int) -> None:
         sys.exit(reason)
     limits = Limits(wall_time=30.0)
     snap = Sandbox(backends=[backend], packs=[python.PACK], default_limits=limits)
+    plain = Sandbox(backends=[backend], packs=[plain_pack()], default_limits=limits)
     cold = Sandbox(backends=[backend], packs=[cold_pack()], default_limits=limits)
-    programs = {"print(1)": "print(1)", "from typing import List": "from typing import List\nprint(1)"}
-    for sb in (snap, cold):  # warm-up: compile or load everything once
+    programs = {
+        "print(1)": "print(1)", "from typing import List": "from typing import List\nprint(1)",
+        "import json": "import json\nprint(1)", "import statistics": "import statistics\nprint(1)",
+    }  # fmt: skip
+    for sb in (snap, plain, cold):  # warm-up: compile or load everything once
         for code in programs.values():
             await sb.run(Spec(lang="python", code=code))
     print(f"python3 = {NATIVE}; {runs} runs each, interleaved; p50 / p95 / min in ms")
     for label, code in programs.items():
-        times: dict[str, list[float]] = {"snapshot Sandbox.run": [], "cold Sandbox.run": [], "native python3 -c": []}
+        sandboxes = [("snapshot Sandbox.run", snap), ("cold Sandbox.run", cold)]
+        if label.startswith("import "):  # these start from the stdlib snapshot: also as they did before it
+            sandboxes.insert(1, ("plain snapshot only", plain))
+        times: dict[str, list[float]] = {name: [] for name, _ in sandboxes}
+        times["native python3 -c"] = []
         for _ in range(runs):
-            for name, sb in (("snapshot Sandbox.run", snap), ("cold Sandbox.run", cold)):
+            for name, sb in sandboxes:
                 started = time.perf_counter()
                 result = await sb.run(Spec(lang="python", code=code))
                 times[name].append(time.perf_counter() - started)
@@ -100,8 +123,8 @@ async def main(runs: int) -> None:
         for _ in range(count):
             await sb.run(Spec(lang="python", code="print(1)"))
         print(f"\nsequential {name} runs: {count / (time.perf_counter() - started):.1f} runs/s", end="")
-    seconds, size = capture_time()
-    print(f"\ncapture (code module already compiled): {seconds:.2f} s; image {size / 2**20:.1f} MiB")
+    for label, seconds, size in capture_times():
+        print(f"\n{label} snapshot: capture {seconds:.2f} s (code already compiled); image {size / 2**20:.1f} MiB")
 
 
 if __name__ == "__main__":

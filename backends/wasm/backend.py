@@ -161,7 +161,9 @@ class WasmBackend:
         if spec.snapshot is not None:
             kinds.append(_SnapshotKind("snapshot", "runs", spec.snapshot, ()))
         for extra in spec.import_snapshots:
-            kinds.append(_SnapshotKind(f"snapshot for {', '.join(extra.for_imports)}", "runs", extra, ()))
+            names = extra.for_imports
+            shown = ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])} and {len(names) - 3} more"
+            kinds.append(_SnapshotKind(f"snapshot for {shown}", "runs", extra, ()))
         session_snap = session.session_snapshot(pack)
         if session_snap is not None:
             kinds.append(_SnapshotKind("session snapshot", "sessions", session_snap, (SESSION_DIR,)))

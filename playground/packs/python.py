@@ -60,6 +60,22 @@ PACK = Pack(
             cold_env=python_snapshot.COLD_ENV,
             warm_program=python_snapshot.WARM_PROGRAM,
         ),
+        # Programs that import one of the standard modules slow to import start with those imported too.
+        import_snapshots=(
+            WasmSnapshot(
+                artifact_sha256=CPYTHON.sha256,
+                entry_function=python_snapshot.PYRUN_SIMPLE_STRING_FLAGS,
+                entry_marker="__main__",
+                capture_args=("-B", "-c", python_snapshot.STDLIB_CAPTURE),
+                run_source=python_snapshot.RUN,
+                kept_args=LIGHT_ARGS,
+                preload=python_snapshot.STDLIB_PRELOAD,
+                cold_env=python_snapshot.COLD_ENV,
+                warm_program=python_snapshot.WARM_PROGRAM,
+                for_imports=python_snapshot.STDLIB_FOR,
+                detector="python-imports",
+            ),
+        ),
         # Sessions start from a snapshot with the REPL driver compiled and its imports done, before it runs.
         session_snapshot=WasmSnapshot(
             artifact_sha256=CPYTHON.sha256,

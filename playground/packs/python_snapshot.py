@@ -22,6 +22,10 @@ stdin, files, ``/in``, descriptors, the working folder (the boot script's
 scientific runtime, whose capture runs through its own ``turn`` export and
 ends by returning instead of at the snapshot point.
 
+Programs that import one of the standard modules slow to import (``STDLIB_FOR``) start from a second
+snapshot with those imported too (``STDLIB_CAPTURE``, the pack's ``import_snapshots``); the run head
+resets what such a module kept from the capture (``random``'s seed, ``logging``'s start time).
+
 REPL sessions have their own snapshot (``SESSION_CAPTURE``, the pack's
 ``session_snapshot``): the capture compiles the in-guest attempt report and
 the session's driver (passed as its one argument) and imports
@@ -49,6 +53,28 @@ PRELOAD: Final = (
     "collections", "functools", "itertools", "operator", "keyword", "reprlib", "types", "typing",
     "re", "enum", "math", "copy", "heapq", "bisect", "string", "dataclasses", "contextlib", "traceback",
     "linecache", "tokenize", "token", "weakref", "warnings", "errno", "atexit",
+)  # fmt: skip
+
+#: Standard modules that take long to import from the runtime's library zip (zipimport, regular expressions
+#: compiled at import: ``import json`` +16 ms over a 4 ms ``print``, ``random`` +13, ``statistics`` +44,
+#: ``tempfile`` +36): programs that import one of them start from a snapshot with all of these imported
+#: (``STDLIB_CAPTURE``; ``bench/python_snapshot.py``: ``import json`` 14 -> 6 ms, ``statistics`` 37 -> 7).
+#: Not in ``PRELOAD``: that larger heap costs each run about 1 ms more (150 more page faults for a
+#: ``print``), more than a program that imports none of these would gain. Modules quicker to import
+#: (``datetime`` +3 ms) start no program from it. Left out: what cannot work in a guest without sockets
+#: or threads (``asyncio.run`` fails at its self-pipe, ``urllib.request`` and ``http.client`` need the
+#: network) and would only make the image larger.
+STDLIB_FOR: Final = (
+    "json", "random", "csv", "statistics", "argparse", "calendar", "decimal", "difflib", "doctest", "fractions",
+    "html", "locale", "logging", "pathlib", "pickle", "queue", "secrets", "shutil", "sqlite3", "tempfile",
+    "threading", "unittest", "urllib", "xml", "zipfile",
+)  # fmt: skip
+#: Imported before the stdlib snapshot: ``PRELOAD``, ``STDLIB_FOR`` (the modules of theirs that programs
+#: import) and modules that come with them or are quick to import (whose import alone starts no program from it).
+STDLIB_PRELOAD: Final = (
+    *PRELOAD, *(name for name in STDLIB_FOR if name not in ("urllib", "xml")), "urllib.parse",
+    "xml.etree.ElementTree", "datetime", "uuid", "base64", "glob", "hashlib", "pprint", "textwrap", "struct",
+    "numbers", "array", "cmath", "signal",
 )  # fmt: skip
 
 #: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_CLOCK`` has its own)
@@ -97,6 +123,8 @@ _RUN_HEAD: Final = '''\
         for seeded in ("random", "numpy.random"):  # their generators were seeded at import: the capture's
             if seeded in sys.modules:
                 sys.modules[seeded].seed()
+        if "logging" in sys.modules:  # records' relativeCreated counts from the run's start, not the capture's
+            sys.modules["logging"]._startTime = time.time()
 '''
 
 #: The end of ``run``, shared by every capture: the program, then what CPython's exit would do, in its
@@ -212,6 +240,8 @@ def capture_script(
 
 #: The ``-c`` script of the capture.
 CAPTURE: Final = capture_script(BOOT, PRELOAD, kept=LIGHT_ARGS)
+#: The same with ``STDLIB_PRELOAD`` (programs that import one of ``STDLIB_FOR``).
+STDLIB_CAPTURE: Final = capture_script(BOOT, STDLIB_PRELOAD, kept=LIGHT_ARGS)
 
 #: Imported before a session's snapshot: the one-shot list and what the REPL driver imports.
 SESSION_PRELOAD: Final = (*PRELOAD, "ast", "builtins", "signal", "textwrap")

@@ -30,7 +30,11 @@ def _snap(**kw: object) -> WasmSnapshot:
 def test_the_attempt_report_is_set_up_by_the_capture_not_by_each_run() -> None:
     """``python_watch.CAPTURE_WATCH`` runs once, at the capture; the boot script a run executes has no watch,
     a cold start's and a session's do."""
-    for capture, kept in ((python_snapshot.CAPTURE, LIGHT_ARGS), (scientific.SNAPSHOT.capture_source, scientific.ARGS)):
+    captures = (
+        (python_snapshot.CAPTURE, LIGHT_ARGS), (python_snapshot.STDLIB_CAPTURE, LIGHT_ARGS),
+        (scientific.SNAPSHOT.capture_source, scientific.ARGS),
+    )  # fmt: skip
+    for capture, kept in captures:
         code = capture.replace(repr(kept), "")  # the cold start's arguments are only data there (kept_args)
         assert code.count("def _playground_watch(") == 1 and python_watch.CAPTURE_WATCH in code
     for per_run in (python_snapshot.BOOT, scientific.SNAPSHOT_BOOT):
@@ -110,7 +114,9 @@ def test_the_payload_is_json_and_a_python_literal_without_the_kept_arguments() -
     assert json.loads("[" + call + "]") == expected
     # a run whose arguments do not start with the kept ones starts cold
     assert snapshot.payload(python_snapshot_spec(), ["python", "-B", "-c", "other", *run_args], env) is None
-    for snap in (python_snapshot_spec(), scientific.SNAPSHOT, *scientific.IMPORT_SNAPSHOTS):
+    light = python.PACK.wasm
+    assert light is not None
+    for snap in (python_snapshot_spec(), *light.import_snapshots, scientific.SNAPSHOT, *scientific.IMPORT_SNAPSHOTS):
         assert snap.kept_args and repr(snap.kept_args) in (snap.capture_source or snap.capture_args[-1])
 
 
@@ -251,7 +257,17 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     assert snapshot_for(sci, "from matplotlib import pyplot") is plots
     assert snapshot_for(sci, "import pandas, matplotlib") is tables  # the first wins
     assert snapshot_for(sci, "def broken(:") is sci.snapshot
-    assert snapshot_for(python.PACK.wasm, "import pandas") is python.PACK.wasm.snapshot  # type: ignore[union-attr]
+    light = python.PACK.wasm
+    assert light is not None and light.snapshot is not None
+    (stdlib,) = light.import_snapshots
+    assert snapshot_for(light, "import pandas") is light.snapshot
+    assert snapshot_for(light, "import math, collections\nprint(1)") is light.snapshot  # preloaded by both
+    assert snapshot_for(light, "import os\nfrom json import dumps") is stdlib
+    assert snapshot_for(light, "import urllib.request") is stdlib  # urllib.parse preloaded, the rest imported
+    assert snapshot_for(light, "import datetime") is light.snapshot  # quick to import: not worth the larger heap
+    assert stdlib.preload[: len(light.snapshot.preload)] == light.snapshot.preload
+    assert {*stdlib.for_imports} <= {name.split(".")[0] for name in stdlib.preload}
+    assert stdlib.capture_args[-1] == python_snapshot.STDLIB_CAPTURE and stdlib.kept_args == light.snapshot.kept_args
     assert set(tables.preload) - set(sci.snapshot.preload) == {"pandas"}  # type: ignore[union-attr]
     assert "MPL*" in plots.cold_env and "NPY_*" in plots.cold_env
     with pytest.raises(InvalidPack, match="go together"):

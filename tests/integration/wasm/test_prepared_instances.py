@@ -31,7 +31,7 @@ from playground.core.sandbox import _seed
 from playground.core.vfs import VFS
 from playground.packs import javascript, lua, python
 from tests.integration.wasm.conftest import require_runtime
-from tests.integration.wasm.test_snapshot import ISOLATION
+from tests.integration.wasm.test_snapshot import ISOLATION, ISOLATION_PLAIN
 
 CLEAN = b"seen False None None None False False None False False False\n"
 PACKS = {pack.name: pack for pack in (python.PACK, javascript.PACK, lua.PACK)}
@@ -101,11 +101,14 @@ def test_a_run_starts_from_the_instance_prepared_after_the_one_before(here: _Her
     assert here.prepared is not None and here.prepared is not prepared  # and the next one is ready
 
 
-def test_nothing_of_a_run_reaches_the_next(here: _Here) -> None:
-    here.run(_python("pass"))
+@pytest.mark.parametrize("program", [ISOLATION, ISOLATION_PLAIN], ids=["stdlib", "plain"])
+def test_nothing_of_a_run_reaches_the_next(here: _Here, program: str) -> None:
+    """Each run takes the instance prepared after the one before (the same snapshot: the stdlib one for
+    ``ISOLATION``, which imports json, the plain one for ``ISOLATION_PLAIN``)."""
+    here.run(_python(program))
     for _ in range(3):
         prepared = here.prepared
-        answer, out, err = here.run(_python(ISOLATION))
+        answer, out, err = here.run(_python(program))
         assert (_ok(answer), out, err) == (0, CLEAN, b"")
         assert prepared is not None and prepared.taken
     assert _ok(here.run(_python("import builtins\nbuiltins.len = lambda x: 42\nbuiltins.print = None\n"))[0]) == 0

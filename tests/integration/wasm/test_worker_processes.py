@@ -42,7 +42,7 @@ from playground.core.output import Stream
 from playground.core.vfs import VFS
 from playground.packs import javascript, python
 from tests.integration.wasm.conftest import require_runtime
-from tests.integration.wasm.test_snapshot import ISOLATION
+from tests.integration.wasm.test_snapshot import ISOLATION, ISOLATION_PLAIN
 
 T = TypeVar("T")
 SLOW = Spec(lang="python", code="import time\ntime.sleep(3)")
@@ -57,6 +57,7 @@ async def pooled() -> AsyncIterator[tuple[Sandbox, ProcessPool]]:
         assert pool is not None
         pool.warm()  # as the first two runs that overlap would
         await sb.run(Spec(lang="python", code="pass"))  # they load both runtimes before they take runs of them
+        await sb.run(Spec(lang="python", code="import json"))  # and Python's stdlib snapshot
         await sb.run(Spec(lang="javascript", code=""))
         deadline = time.monotonic() + 60
         while pool.ready() < 2 or pool.loads_pending():
@@ -94,13 +95,14 @@ async def test_workers_start_only_when_runs_first_overlap() -> None:
         assert len(pool.pids()) == 2
 
 
-async def test_runs_in_workers_share_nothing(pooled: tuple[Sandbox, ProcessPool]) -> None:
+@pytest.mark.parametrize("program", [ISOLATION, ISOLATION_PLAIN], ids=["stdlib", "plain"])
+async def test_runs_in_workers_share_nothing(pooled: tuple[Sandbox, ProcessPool], program: str) -> None:
     sb, pool = pooled
     clean = b"seen False None None None False False None False False False\n"
     for _ in range(3):
-        result = await _overlapping(sb, pool, sb.run(Spec(lang="python", code=ISOLATION)))
+        result = await _overlapping(sb, pool, sb.run(Spec(lang="python", code=program)))
         assert (result.exit_code, result.stdout, result.stderr) == (0, clean, b"")
-    results = await asyncio.gather(*(sb.run(Spec(lang="python", code=ISOLATION)) for _ in range(6)))
+    results = await asyncio.gather(*(sb.run(Spec(lang="python", code=program)) for _ in range(6)))
     assert [r.stdout for r in results] == [clean] * 6
     assert pool.dispatched >= 4
 
