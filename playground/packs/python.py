@@ -33,6 +33,19 @@ SERVER_SIGNS = (
     (r"(?si)\b(?:uvicorn\.run|web\.run_app)\s*\(|\bflask\b.*\.run\s*\(", "starts a web framework's server"),
 )
 
+
+def _one_shot_snapshot(
+    capture: str, preload: tuple[str, ...], *, for_imports: tuple[str, ...] = (), detector: str = ""
+) -> WasmSnapshot:
+    """A snapshot one-shot runs start from: the started interpreter after ``capture`` (which imports ``preload``)."""
+    return WasmSnapshot(
+        artifact_sha256=CPYTHON.sha256, entry_function=python_snapshot.PYRUN_SIMPLE_STRING_FLAGS,
+        entry_marker="__main__", capture_args=("-B", "-c", capture), run_source=python_snapshot.RUN,
+        kept_args=LIGHT_ARGS, preload=preload, cold_env=python_snapshot.COLD_ENV,
+        warm_program=python_snapshot.WARM_PROGRAM, for_imports=for_imports, detector=detector,
+    )  # fmt: skip
+
+
 PACK = Pack(
     name="python",
     aliases=("py", "python3"),
@@ -49,31 +62,12 @@ PACK = Pack(
         quiet_paths=STARTUP_PROBES,
         env=HOME,
         # One-shot runs start from a snapshot of the started interpreter (python_snapshot, backends/wasm/snapshot).
-        snapshot=WasmSnapshot(
-            artifact_sha256=CPYTHON.sha256,
-            entry_function=python_snapshot.PYRUN_SIMPLE_STRING_FLAGS,
-            entry_marker="__main__",
-            capture_args=("-B", "-c", python_snapshot.CAPTURE),
-            run_source=python_snapshot.RUN,
-            kept_args=LIGHT_ARGS,
-            preload=python_snapshot.PRELOAD,
-            cold_env=python_snapshot.COLD_ENV,
-            warm_program=python_snapshot.WARM_PROGRAM,
-        ),
+        snapshot=_one_shot_snapshot(python_snapshot.CAPTURE, python_snapshot.PRELOAD),
         # Programs that import one of the standard modules slow to import start with those imported too.
         import_snapshots=(
-            WasmSnapshot(
-                artifact_sha256=CPYTHON.sha256,
-                entry_function=python_snapshot.PYRUN_SIMPLE_STRING_FLAGS,
-                entry_marker="__main__",
-                capture_args=("-B", "-c", python_snapshot.STDLIB_CAPTURE),
-                run_source=python_snapshot.RUN,
-                kept_args=LIGHT_ARGS,
-                preload=python_snapshot.STDLIB_PRELOAD,
-                cold_env=python_snapshot.COLD_ENV,
-                warm_program=python_snapshot.WARM_PROGRAM,
-                for_imports=python_snapshot.STDLIB_FOR,
-                detector="python-imports",
+            _one_shot_snapshot(
+                python_snapshot.STDLIB_CAPTURE, python_snapshot.STDLIB_PRELOAD,
+                for_imports=python_snapshot.STDLIB_FOR, detector="python-imports",
             ),
         ),
         # Sessions start from a snapshot with the REPL driver compiled and its imports done, before it runs.
