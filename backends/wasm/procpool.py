@@ -26,8 +26,9 @@ process.
 
 What crosses: the pack (once per worker and key: a variant's Wasm spec
 object), the spec, the resolved limits, stdin and the run's tree out (a
-marker for the empty layout, which the worker makes itself: the tree's
-rows both ways cost the two processes a tenth of a hello world); the
+marker for the empty layout, which the worker makes itself: pickling its
+rows here and unpickling them there cost the two processes about 0.2 ms
+of CPU per hello world, 8% of it at concurrency 2); the
 output and progress as they come, then the outcome or the error, the tree
 and the attempts back (``procwire``). The parent's tree takes over the
 worker's (``VFS.adopt``), so ``Result.files`` and the usage are read as
