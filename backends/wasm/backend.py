@@ -246,7 +246,7 @@ class WasmBackend:
                 ))  # fmt: skip
         if self._pool is not None:
             sizes = self._pool.idle_memory()
-            each = f"; memory (PSS) {', '.join(f'{size >> 20} MiB' for size in sizes)}" if sizes else ""
+            each = f"; memory {', '.join(f'{size >> 20} MiB' for size in sizes)}" if sizes else ""
             lines.append(Diagnostic(
                 name="wasm worker processes", ok=True, required=False,
                 detail=f"{self._pool.size} for one-shot runs that overlap ({self._pool.ready()} started{each})",

@@ -57,11 +57,13 @@ runs over and reads their answers.
 
 Cost: each worker is a Python process with wasmtime, the compiled code it
 used mapped from the cache (shared with this process and the other
-workers through the page cache) and its own snapshot images: about 30 MB
-(PSS; 41 MB resident) with the light runtimes, about 120 MB (150 MB
-resident) once it ran numpy and pandas programs (it was 70 and 340 MB
-resident when every process read its own copy of the compiled code):
-``idle_memory`` reports each one's PSS (``playground doctor``).
+workers through the page cache) and its own snapshot images (memfds):
+about 40 MB once it ran Python and JavaScript programs (29 of PSS, 12 of
+images), 60 MB once it also ran one from Python's stdlib snapshot, 215 MB
+once it ran numpy and pandas programs (115 and 99): ``idle_memory``
+reports each one's (``playground doctor``). Until this was measured with
+the images, the figures said 30 and 120 MB: PSS leaves out an image's
+pages unless a run maps them.
 """
 
 from __future__ import annotations
@@ -464,19 +466,19 @@ class ProcessPool:
     # -- cost and life -----------------------------------------------------------------------
 
     def idle_memory(self) -> list[int]:
-        """The memory (bytes) each live worker process costs: its proportional set size.
+        """The memory (bytes) each live worker process costs: its proportional set size and its images.
 
         The compiled runtimes are files mapped by this process and every
         worker (``modcache``), so their pages are shared; PSS charges each
-        process its share of those and all of its own memory. Resident
-        memory where the kernel does not report PSS.
+        process its share of those and all of its own memory. The snapshot
+        images it loaded are its own memfds, counted whole (``_memory``).
         """
         self._poll(every=True)
         with self._lock:
             pids = [p.proc.pid for p in self._procs if not p.dead]
         sizes = []
         for pid in pids:
-            size = _pss(pid)
+            size = _memory(pid)
             if size is not None:
                 sizes.append(size)
         return sizes
@@ -531,13 +533,27 @@ class ProcessPool:
         threading.Thread(target=proc.proc.wait, name="procpool-reap", daemon=True).start()
 
 
-def _pss(pid: int) -> int | None:
-    """``pid``'s proportional set size in bytes (``smaps_rollup``), else its resident size, else None."""
+def _memory(pid: int) -> int | None:
+    """What ``pid`` costs in bytes: its proportional set size, with its snapshot images counted whole.
+
+    The images are memfds (``memlimit.MemoryImage``) of the process's own:
+    their pages are shared memory that PSS counts only while they are
+    mapped, and then only those touched, so a worker that held three
+    images (28 MB) showed 29 MB of PSS, as one that held none would.
+    Here each memfd counts its allocated size, once, and a mapping of one
+    only its copied-on-write pages; everything else counts its PSS. Resident
+    memory where the kernel does not report these; None when ``pid`` is gone.
+    """
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
+        total = 0
+        with open(f"/proc/{pid}/smaps") as smaps:
+            image = False
+            for line in smaps:
+                if line[0] in "0123456789abcdef" and "-" in line.split(" ", 1)[0]:  # a mapping's first line
+                    image = "/memfd:" in line
+                elif (line.startswith("Pss:") and not image) or (line.startswith("Anonymous:") and image):
+                    total += int(line.split()[1]) * 1024
+        return total + _memfd_bytes(pid)
     except (OSError, ValueError, IndexError):
         pass
     try:
@@ -545,6 +561,24 @@ def _pss(pid: int) -> int | None:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _memfd_bytes(pid: int) -> int:
+    """The allocated size of the memfds ``pid`` holds open, each once (by inode)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        path = f"/proc/{pid}/fd/{fd}"
+        try:
+            if not os.readlink(path).startswith("/memfd:"):
+                continue
+            stat = os.stat(path)
+        except OSError:
+            continue  # closed meanwhile
+        if (stat.st_dev, stat.st_ino) not in seen:
+            seen.add((stat.st_dev, stat.st_ino))
+            total += stat.st_blocks * 512
+    return total
 
 
 def _error(name: str, message: str, outcome: Outcome | None) -> BaseException:

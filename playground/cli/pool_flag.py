@@ -49,7 +49,7 @@ MAX_PROCESSES: Final = 16
 #: ``--wasm-processes`` when not given, on a machine with this many CPUs or more (fewer: 0).
 DEFAULT_PROCESSES: Final = 2
 #: What a worker costs (``procpool``'s figures), said by the flag's help and by ``playground doctor``.
-WORKER_MEMORY: Final = "each takes about 30 MB (PSS), 120 MB once it ran scientific programs"
+WORKER_MEMORY: Final = "each takes about 40-60 MB, about 215 MB once it ran numpy and pandas programs"
 
 
 def default_processes() -> int:
