@@ -15,6 +15,11 @@ DOCKER_BOOT = DOCKER_WATCH + run_file_script("    sys.path[0] = os.path.dirname(
 #: prefix: outside the sandbox's tree, but its own doing, not the program's (``WasmSpec.quiet_paths``).
 STARTUP_PROBES = ("/pyvenv.cfg", "/pybuilddir.txt", "/Modules/Setup.local", "/lib/python312.zip", "/lib/python3.12")
 
+#: Where ``runtimes.CPYTHON``'s compiled standard library says its sources are (the tree it was built in):
+#: a traceback through a standard module has ``linecache`` look there for the lines to show. Not the
+#: program's doing: without this, ``json.loads("x")`` reported "tried: read /wlr/build-staging/...".
+BUILD_TREE = "/wlr/build-staging/python/v3.12.0-aio/checkout"
+
 #: The guest's home: outside the sandbox's tree, as on a real machine, so that a program reaching for
 #: ``~/.ssh/id_rsa`` is refused there and the attempt is reported as such (``core.attempts``). Without a
 #: HOME, ``expanduser`` would leave ``~`` as a folder name under /work.
@@ -59,7 +64,7 @@ PACK = Pack(
         session=REPL,
         session_prelude=PROCESS_TIME_FIX + WATCH,
         typical_start=0.004,  # bench/python_snapshot.py, Sandbox.run p50 from the snapshot (cold: about 0.06)
-        quiet_paths=STARTUP_PROBES,
+        quiet_paths=(*STARTUP_PROBES, BUILD_TREE),
         env=HOME,
         # One-shot runs start from a snapshot of the started interpreter (python_snapshot, backends/wasm/snapshot).
         snapshot=_one_shot_snapshot(python_snapshot.CAPTURE, python_snapshot.PRELOAD),

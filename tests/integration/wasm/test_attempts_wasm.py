@@ -210,6 +210,14 @@ async def test_the_standard_librarys_own_env_lookups_are_not_the_programs(real: 
     assert await attempts_of(real, "python", code) == ()
 
 
+async def test_a_traceback_through_the_standard_library_tries_nothing(real: Sandbox) -> None:
+    """The traceback shows lines of the standard modules it passes through: ``linecache`` looks for their
+    sources where the runtime was built (``python.BUILD_TREE``), which is the runtime's doing."""
+    for code in ('import json\njson.loads("x")', "import statistics\nstatistics.mean([])"):
+        result = await real.run(Spec(lang="python", code=code))
+        assert result.exit_code == 1 and b"Error" in result.stderr, result.stderr
+        assert result.attempts == (), result.attempts
+
 async def test_a_program_that_closes_the_report_channel_is_recorded_by_the_host(real: Sandbox) -> None:
     code = """
 import os, stat, subprocess
