@@ -277,9 +277,9 @@ class ProcessPool:
             self._release(proc)
             raise NotSent(f"this event loop cannot watch a worker's pipe: {exc!r}") from None
         try:
+            tree = procwire.EMPTY_TREE if request.vfs.is_empty_for(request.limits) else request.vfs
             with self._lock:
                 key = self._send_pack(proc, request.pack)
-                tree = procwire.EMPTY_TREE if request.vfs.is_empty_for(request.limits) else request.vfs
                 proc.writer.send(("run", job_id, key, request.spec, request.limits, request.stdin, tree))
         except Exception as exc:  # nothing reached the worker but whole frames: it is in step, or gone
             loop.remove_reader(proc.out)
