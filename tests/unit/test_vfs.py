@@ -313,7 +313,6 @@ def test_adopt_takes_over_a_copy_that_changed_elsewhere() -> None:
     assert mine.bytes_used == copy.bytes_used + 10
 
 
-
 def test_only_the_empty_layout_for_the_limits_is_empty() -> None:
     """``is_empty_for``: a run's tree goes to a Wasm worker process as a marker when it is empty, and the
     worker makes its own; so nothing a caller, a host or a guest can put in a tree may pass as empty."""
@@ -343,6 +342,7 @@ def test_only_the_empty_layout_for_the_limits_is_empty() -> None:
     undone.rmdir(undone.base_dir("tmp"), "d")
     undone.unlink(undone.base_dir("work"), "f")
     assert undone.is_empty_for(limits)
+
 
 # -- the tree crosses to a Wasm worker process and back (pickle) ---------------------------
 
