@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -110,6 +111,8 @@ class WasmBackend:
         self._prepared: runner.Prepared | None = None
         #: Stores of ``run_here``'s runs (a worker process's), closed by ``after_run_here`` once its answer went.
         self._spent: list[wasmtime.Store] = []
+        #: The snapshot starts worked out so far (``_snapshot_start``), by what they depend on.
+        self._starts: dict[_StartKey, _KnownStart] = {}
 
     @property
     def cache_dir(self) -> Path:
@@ -551,6 +554,14 @@ class WasmBackend:
         sets an environment variable the interpreter reads while it starts,
         has a source too large for the guest's stack, or the snapshot
         cannot be built here.
+
+        A start is worked out once per runtime, snapshot, arguments and
+        environment (``_starts``): the image's lookup, the code module's
+        (a second stat of the runtime) and the payload's JSON cost 20-70 µs
+        a run, twice per run in a worker process (which also prepares the
+        next run's instance). The runtime file itself is still checked by
+        every run (``_runtime_start``), and a snapshot loaded in this
+        process never changes, so a known start is the one this would make.
         """
         pack, spec = request.pack, request.pack.wasm
         assert spec is not None
@@ -558,18 +569,35 @@ class WasmBackend:
         snap = self._chosen_snapshot(request, env)
         if snap is None:
             return None
-        data = snapshot.payload(snap, launch.argv(pack, request.spec, has_program=True), env)
+        argv = launch.argv(pack, request.spec, has_program=True)
+        key = (id(spec), id(snap), tuple(argv), tuple(env.items()))
+        known = self._starts.get(key)
+        if known is None or known.spec is not spec:
+            known = self._work_out_start(pack, snap, argv, env, request.progress)
+            if known is None:
+                return None
+            if len(self._starts) >= MAX_STARTS:  # many different arguments or environments: start over
+                self._starts.clear()
+            self._starts[key] = known
+        self.snapshots.warm_up(pack, known.module, known.image, snap=known.snap)
+        return known.module, known.start
+
+    def _work_out_start(
+        self, pack: Pack, snap: WasmSnapshot, argv: list[str], env: dict[str, str], progress: ProgressCallback | None
+    ) -> _KnownStart | None:
+        spec = pack.wasm
+        assert spec is not None
+        data = snapshot.payload(snap, argv, env)
         if data is None or len(data) > snapshot.MAX_PAYLOAD:
             return None
-        got = self.snapshots.image(pack, request.progress, snap)
+        got = self.snapshots.image(pack, progress, snap)
         if got is None and snap is not spec.snapshot and spec.snapshot is not None:  # that one failed: the plain one
             snap = spec.snapshot
-            got = self.snapshots.image(pack, request.progress, snap)
+            got = self.snapshots.image(pack, progress, snap)
         if got is None:
             return None
         module, image = got
-        self.snapshots.warm_up(pack, module, image, snap=snap)
-        return module, image.start(f"the {pack.name} snapshot", data)
+        return _KnownStart(spec, snap, module, image, image.start(f"the {pack.name} snapshot", data))
 
     @staticmethod
     def _chosen_snapshot(request: Request, env: Mapping[str, str]) -> WasmSnapshot | None:
@@ -631,6 +659,24 @@ class WasmBackend:
         except transforms.TransformError as exc:
             text = str(exc)
             return text if text.endswith("\n") else text + "\n"
+
+
+#: The most snapshot starts a backend keeps (``_starts``); each is a few hundred bytes.
+MAX_STARTS: Final = 64
+#: What a snapshot start depends on: the runtime's spec and snapshot (by id: each is held by its entry), the
+#: arguments and the environment.
+_StartKey = tuple[int, int, tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class _KnownStart:
+    """A snapshot start worked out (``WasmBackend._snapshot_start``), with what it was worked out for."""
+
+    spec: WasmSpec
+    snap: WasmSnapshot
+    module: wasmtime.Module
+    image: snapshot.Image
+    start: runner.ImageStart
 
 
 def _as_async(exc: BaseException) -> BaseException:

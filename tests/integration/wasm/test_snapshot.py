@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from backends.wasm import WasmBackend
-from backends.wasm.artifacts import cache_root
+from backends.wasm import ArtifactMismatch, WasmBackend
+from backends.wasm.artifacts import ArtifactStore, cache_root
+from backends.wasm.backend import MAX_STARTS
 from backends.wasm.snapshot import MAX_PAYLOAD
 from playground.core import (
     CPUTimeLimitExceeded,
@@ -144,6 +145,43 @@ async def test_args_env_stdin_and_files_are_the_runs_own(real: Sandbox) -> None:
     )
     # a second run with other arguments sees only its own
     assert await _run(real, "import os, sys\nprint(sys.argv[1:], os.environ.get('X'))") == (0, "[] None\n", "")
+
+
+async def test_a_start_worked_out_once_serves_only_runs_with_its_arguments_and_environment(real: Sandbox) -> None:
+    """``WasmBackend._starts``: a run's start (its payload holds the arguments and the environment) is worked out
+    once per arguments and environment; a run with others gets its own, and the backend keeps a bounded number."""
+    backend = real.backends["wasm"]
+    assert isinstance(backend, WasmBackend)
+    code = "import os, sys\nprint(sys.argv[1:], os.environ.get('X'))"
+    for _ in range(2):
+        for i in range(3):
+            assert await _run(real, code, args=(str(i),), env={"X": str(i)}) == (0, f"['{i}'] {i}\n", "")
+            assert await _run(real, code) == (0, "[] None\n", "")
+    for i in range(MAX_STARTS + 5):
+        assert await _run(real, code, env={"X": f"v{i}"}) == (0, f"[] v{i}\n", "")
+        assert len(backend._starts) <= MAX_STARTS
+
+
+async def test_a_runtime_replaced_after_its_start_was_worked_out_is_refused(tmp_path: Path) -> None:
+    """A known start (``WasmBackend._starts``) does not skip the runtime's check: a run after the file changed
+    is refused as the first one would be."""
+    user = WasmBackend()
+    require_runtime(user, python.PACK)
+    spec = python.PACK.wasm
+    assert spec is not None and spec.module is not None
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "modules").symlink_to(cache_root() / "modules")  # the compiled code: no compile here
+    runtime = ArtifactStore(cache).path(spec.module)
+    runtime.parent.mkdir(parents=True)
+    shutil.copyfile(ArtifactStore(user.cache_dir).verified_path(spec.module, "python"), runtime)
+    with Sandbox(backends=[WasmBackend(cache_dir=cache)], packs=[python.PACK]) as sb:
+        assert await _run(sb, FROM_SNAPSHOT) == (0, "snapshot\n", "")
+        assert await _run(sb, FROM_SNAPSHOT) == (0, "snapshot\n", "")
+        with runtime.open("ab") as file:
+            file.write(b"tampered")
+        with pytest.raises(ArtifactMismatch, match="corrupt or was replaced"):
+            await _run(sb, FROM_SNAPSHOT)
 
 
 async def test_the_command_line_is_a_cold_starts_though_the_run_does_not_send_it(real: Sandbox) -> None:
