@@ -13,7 +13,7 @@ the caller owns; nothing in this module holds state besides the prototypes.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import wasmtime
 from wasmtime import _ffi as ffi
@@ -89,12 +89,31 @@ _epoch_deadline_callback: Final = _proto(
     ctypes.c_void_p,
     _FINALIZER,
 )
+_func_call: Final = _proto(
+    "wasmtime_func_call",
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.POINTER(ffi.wasmtime_func_t),
+    ctypes.POINTER(ffi.wasmtime_val_t),
+    ctypes.c_size_t,
+    ctypes.POINTER(ffi.wasmtime_val_t),
+    ctypes.c_size_t,
+    ctypes.POINTER(ctypes.c_void_p),
+)
+_global_set: Final = _proto(
+    "wasmtime_global_set",
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.POINTER(ffi.wasmtime_global_t),
+    ctypes.POINTER(ffi.wasmtime_val_t),
+)
 _memory_view: Final = ctypes.pythonapi.PyMemoryView_FromMemory
 _memory_view.restype = ctypes.py_object
 _memory_view.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int)
 _PYBUF_WRITE: Final = 0x200
 
 MEMORY_KIND: Final = ffi.WASMTIME_EXTERN_MEMORY.value
+_I32: Final = ffi.WASMTIME_I32.value
 
 
 def new_trap(message: bytes) -> int:
@@ -159,3 +178,50 @@ def instance_export(store: wasmtime.Store, instance: wasmtime.Instance, name: st
         store._context(), ctypes.byref(instance._instance), raw, len(raw), ctypes.byref(item)
     )
     return wrap_extern(item) if found else None
+
+
+def call_i32(store: wasmtime.Store, func: wasmtime.Func, *args: int, results: int) -> int | None:
+    """Call ``func`` with i32 ``args``; its i32 result (``results`` 1) or None (``results`` 0).
+
+    ``Func.__call__`` reads the function's type and converts every value
+    through it: 11 µs for ``_start``, 38 µs for a snapshot entry of two
+    i32s, against 4 µs here. wasmtime still checks the values and the
+    result count against the function's type: a mismatch is an error, not
+    a call. Traps and errors raise what ``Func.__call__`` raises.
+
+    Raises:
+        wasmtime.Trap: the guest trapped (an epoch stop, ``proc_exit``, a fault...).
+        wasmtime.WasmtimeError: the call failed (wrong types, or an error a host function returned).
+    """
+    params = (ffi.wasmtime_val_t * len(args))()
+    for slot, value in zip(params, args, strict=True):
+        slot.kind = _I32
+        slot.of.i32 = value
+    out = (ffi.wasmtime_val_t * results)()
+    trap = ctypes.c_void_p()
+    error = _func_call(
+        address(store._context()), ctypes.byref(func._func), params, len(args), out, results, ctypes.byref(trap)
+    )
+    if error:
+        raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
+    if trap.value:
+        raise wasmtime.Trap._from_ptr(ctypes.cast(trap, ctypes.POINTER(ffi.wasm_trap_t)))
+    if not results:
+        return None
+    if cast(int, out[0].kind) != _I32:
+        raise wasmtime.WasmtimeError("the function's result is not an i32")
+    return int(out[0].of.i32)
+
+
+def set_i32_global(store: wasmtime.Store, global_: wasmtime.Global, value: int) -> None:
+    """``Global.set_value`` for an i32 global, without reading its type first (wasmtime checks it).
+
+    Raises:
+        wasmtime.WasmtimeError: not a mutable i32 global.
+    """
+    val = ffi.wasmtime_val_t()
+    val.kind = ffi.WASMTIME_I32
+    val.of.i32 = value
+    error = _global_set(address(store._context()), ctypes.byref(global_._global), ctypes.byref(val))
+    if error:
+        raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))

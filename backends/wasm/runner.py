@@ -337,7 +337,7 @@ def _enter(store: wasmtime.Store, instance: wasmtime.Instance, entry: str, contr
     if not isinstance(start, wasmtime.Func):
         raise HostFailure(f"module has no {entry} function (not a WASI command)")
     if entry == "_start":
-        start(store)
+        capi.call_i32(store, start, results=0)
         return
     initialize = capi.instance_export(store, instance, "_initialize")
     if isinstance(initialize, wasmtime.Func):
@@ -425,8 +425,9 @@ def _enter_image(store: wasmtime.Store, instance: wasmtime.Instance, start: Imag
     if address <= 0:
         raise HostFailure(f"{start.label}: the run's source does not fit on the stack")
     memory.write(store, start.payload, address)
-    stack.set_value(store, address - 16)
-    if entry(store, address, 0) != 0:  # an uncaught exception was printed: exit 1, as CPython's own exit
+    capi.set_i32_global(store, stack, address - 16)
+    # Not 0: an uncaught exception was printed: exit 1, as CPython's own exit.
+    if capi.call_i32(store, entry, address, 0, results=1) != 0:
         control.stop(StopReason.EXIT, exit_code=1)
 
 
@@ -439,13 +440,13 @@ def _enter_export(
     if not isinstance(alloc, wasmtime.Func):
         raise HostFailure(f"{start.label}: the module does not export {start.alloc}")
     size = len(start.payload)
-    address = alloc(store, size)
-    if not isinstance(address, int) or not 0 < (address & 0xFFFF_FFFF) <= memory.data_len(store) - size:
+    address = capi.call_i32(store, alloc, size, results=1)
+    if address is None or not 0 < (address & 0xFFFF_FFFF) <= memory.data_len(store) - size:
         raise HostFailure(f"{start.label}: {start.alloc} found no room for the run's source")
     address &= 0xFFFF_FFFF
     memory.write(store, start.payload, address)
-    code = entry(store, address, size)
-    if isinstance(code, int) and code != 0:
+    code = capi.call_i32(store, entry, address, size, results=1)
+    if code:
         control.stop(StopReason.EXIT, exit_code=code)
 
 
