@@ -70,8 +70,8 @@ class _Toggle:
     def __init__(self) -> None:
         self.on = True
         self._call, self._set = capi.call_i32, capi.set_i32_global
-        capi.call_i32 = self.call_i32  # type: ignore[assignment]
-        capi.set_i32_global = self.set_i32_global  # type: ignore[assignment]
+        capi.call_i32 = self.call_i32
+        capi.set_i32_global = self.set_i32_global
 
     def call_i32(self, store: wasmtime.Store, func: wasmtime.Func, *args: int, results: int) -> Any:
         return self._call(store, func, *args, results=results) if self.on else func(store, *args)
