@@ -572,7 +572,7 @@ class WasmBackend:
         argv = launch.argv(pack, request.spec, has_program=True)
         key = (id(spec), id(snap), tuple(argv), tuple(env.items()))
         known = self._starts.get(key)
-        if known is None or known.spec is not spec:
+        if known is None:
             known = self._work_out_start(pack, snap, argv, env, request.progress)
             if known is None:
                 return None
@@ -670,7 +670,8 @@ _StartKey = tuple[int, int, tuple[str, ...], tuple[tuple[str, str], ...]]
 
 @dataclass(frozen=True, slots=True)
 class _KnownStart:
-    """A snapshot start worked out (``WasmBackend._snapshot_start``), with what it was worked out for."""
+    """A snapshot start worked out (``WasmBackend._snapshot_start``). It holds the spec its key names by id, and
+    the spec holds every snapshot of it, so neither id in the key is reused while the entry is kept."""
 
     spec: WasmSpec
     snap: WasmSnapshot

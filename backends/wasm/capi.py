@@ -128,6 +128,12 @@ def new_error(message: bytes) -> int:
     return ptr
 
 
+def _raise_if_error(error: int | None) -> None:
+    """Raise the ``wasmtime_error_t*`` a C call returned (its ownership passes to the exception); None: none."""
+    if error:
+        raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
+
+
 def address(pointer: object) -> int:
     """The integer address of a ctypes pointer object (0 for NULL)."""
     value = ctypes.cast(pointer, ctypes.c_void_p).value  # type: ignore[arg-type]
@@ -146,8 +152,7 @@ def define_host_function(
     err = _define_func_unchecked(
         address(linker.ptr()), mod, len(mod), fn, len(fn), address(functype.ptr()), callback, None, NO_FINALIZER
     )
-    if err:
-        raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(err, ctypes.POINTER(ffi.wasmtime_error_t)))
+    _raise_if_error(err)
 
 
 def set_epoch_callback(store: wasmtime.Store, callback: object) -> None:
@@ -195,15 +200,14 @@ def call_i32(store: wasmtime.Store, func: wasmtime.Func, *args: int, results: in
     """
     params = (ffi.wasmtime_val_t * len(args))()
     for slot, value in zip(params, args, strict=True):
-        slot.kind = _I32
+        slot.kind = ffi.WASMTIME_I32
         slot.of.i32 = value
     out = (ffi.wasmtime_val_t * results)()
     trap = ctypes.c_void_p()
     error = _func_call(
         address(store._context()), ctypes.byref(func._func), params, len(args), out, results, ctypes.byref(trap)
     )
-    if error:
-        raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
+    _raise_if_error(error)
     if trap.value:
         raise wasmtime.Trap._from_ptr(ctypes.cast(trap, ctypes.POINTER(ffi.wasm_trap_t)))
     if not results:
@@ -223,5 +227,4 @@ def set_i32_global(store: wasmtime.Store, global_: wasmtime.Global, value: int) 
     val.kind = ffi.WASMTIME_I32
     val.of.i32 = value
     error = _global_set(address(store._context()), ctypes.byref(global_._global), ctypes.byref(val))
-    if error:
-        raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
+    _raise_if_error(error)
