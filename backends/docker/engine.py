@@ -70,6 +70,11 @@ MIN_API_VERSION: Final = "1.32"
 #: Seconds ``Engine.remove`` keeps trying while the engine is busy with the container (Podman 4.3 refuses
 #: to force-remove one that is just stopping: "container state improper").
 REMOVE_PATIENCE: Final = 15.0
+#: Podman before 4.4 fails a whole listing when a container's process exits while it reads that process's
+#: ``/proc/PID/cgroup`` (podman#16383, fixed by podman#16504; Debian 12 has 4.3): the listing is asked again
+#: this many times, ``LIST_RETRY_PAUSE`` seconds apart.
+LIST_RETRIES: Final = 5
+LIST_RETRY_PAUSE: Final = 0.05
 #: The memory cgroup's OOM-kill counters, as seen inside a container (cgroup v2, then v1).
 OOM_COUNTER_FILES: Final = ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 
@@ -480,9 +485,23 @@ class Engine:
 
     def containers(self, label: str = LABEL) -> list[str]:
         """Ids of every container (running or not) that carries ``label``."""
-        with _translated("list containers"):
-            found: list[Mapping[str, Any]] = self._api.containers(all=True, filters={"label": label})
-        return [str(c["Id"]) for c in found]
+        retries = LIST_RETRIES
+        while True:
+            try:
+                with _translated("list containers"):
+                    found: list[Mapping[str, Any]] = self._api.containers(all=True, filters={"label": label})
+                return [str(c["Id"]) for c in found]
+            except EngineError as exc:
+                if not retries or not _exited_mid_listing(exc):
+                    raise
+                retries -= 1
+                time.sleep(LIST_RETRY_PAUSE)
+
+
+def _exited_mid_listing(exc: EngineError) -> bool:
+    """Podman's listing race (``LIST_RETRIES``): "read /proc/PID/cgroup: no such process"."""
+    detail = exc.detail or str(exc)
+    return "/cgroup: no such process" in detail and "/proc/" in detail
 
 
 def _split_ref(ref: str) -> tuple[str, str | None]:
