@@ -2,17 +2,18 @@
 
     python bench/attempts_cost.py [-n RUNS]
 
-For Python and Lua the hook is a script run before the program
-(``lua_watch.WATCH`` in every run; ``python_watch.CAPTURE_WATCH`` once, in
-the snapshot's capture, after which a run only opens its channel): the
-bench builds the same pack without it (for Python, a snapshot captured
-without it, whose runs send the same source) and runs both in one process,
-alternating, so the machine's noise hits both alike. Two programs each: hello world and a compute loop of
-about a second. Printed: p50 of each and the difference.
+For Python the hook is a script (``python_watch.CAPTURE_WATCH``), run once,
+in the snapshot's capture, after which a run only opens its channel: the
+bench builds the same pack without it (a snapshot captured without it, whose
+runs send the same source) and runs both in one process, alternating, so the
+machine's noise hits both alike. Two programs: hello world and a compute
+loop of about a second. Printed: p50 of each and the difference.
 
 Not separable, so not in the table: the host-side watch (one string test
-per WASI path call, in ``wasi_path._resolve``) and JavaScript's hooks
-(part of the node-like layer compiled into qjs.wasm).
+per WASI path call, in ``wasi_path._resolve``), JavaScript's hooks (part of
+the node-like layer compiled into qjs.wasm) and Lua's (C functions compiled
+into lua.wasm, ``runtime_sources/lua/playground_lua.c``; the Lua chunk they
+replaced cost a hello world about 0.1 ms, a tenth of its time).
 """
 
 from __future__ import annotations
@@ -29,39 +30,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backends.wasm import WasmBackend
 from playground.core import Limits, Pack, Sandbox, Spec
-from playground.packs import lua, python, python_boot, python_snapshot
+from playground.packs import python, python_boot, python_snapshot
 
 PROGRAMS = {
     "python": {
         "hello": "print('hello world')\n",
         "loop ~1 s": "s = 0\nfor i in range(1_800_000):\n    s += i * i % 7\nprint(s)\n",
     },
-    "lua": {
-        "hello": "print('hello world')\n",
-        "loop ~1 s": "local s = 0\nfor i = 1, 25000000 do s = s + i * i % 7 end\nprint(s)\n",
-    },
 }
 
 
 def without_watch(pack: Pack) -> Pack:
     """``pack`` as it was before the attempt report: no in-guest hook before the program or the REPL."""
-    assert pack.wasm is not None
-    snapshot = pack.wasm.snapshot
-    if pack.name == "python":
-        boot = python_boot._TEMPLATE.format(path_setup="    sys.path[0] = os.path.dirname(path)")
-        kept = ("-B", "-c", boot)
-        args: tuple[str, ...] = (*kept, "{main}", "{args}")
-        capture = python_snapshot.capture_script(python_snapshot.BOOT, python_snapshot.PRELOAD, kept=kept, watch=False)
-        assert snapshot is not None
-        snapshot = dataclasses.replace(snapshot, capture_args=("-B", "-c", capture), kept_args=kept)
-    else:
-        args = ("{main}", "{args}")
+    assert pack.wasm is not None and pack.wasm.snapshot is not None
+    boot = python_boot._TEMPLATE.format(path_setup="    sys.path[0] = os.path.dirname(path)")
+    kept = ("-B", "-c", boot)
+    args = (*kept, "{main}", "{args}")
+    capture = python_snapshot.capture_script(python_snapshot.BOOT, python_snapshot.PRELOAD, kept=kept, watch=False)
+    snapshot = dataclasses.replace(pack.wasm.snapshot, capture_args=("-B", "-c", capture), kept_args=kept)
     wasm = dataclasses.replace(pack.wasm, args=args, session_prelude="", variants=(), snapshot=snapshot)
     return dataclasses.replace(pack, name=f"{pack.name}-bare", aliases=(), extensions=(), wasm=wasm)
 
 
 async def measure(runs: int) -> None:
-    packs = [python.PACK, lua.PACK, without_watch(python.PACK), without_watch(lua.PACK)]
+    packs = [python.PACK, without_watch(python.PACK)]
     limits = Limits(wall_time=60.0, cpu_time=60.0)
     with Sandbox(backends=[WasmBackend()], packs=packs) as sandbox:
         print(f"{'language':10} {'program':10} {'with hooks':>12} {'without':>12} {'difference':>12}")

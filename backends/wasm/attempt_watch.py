@@ -106,21 +106,15 @@ def watch_read_only(attempts: AttemptLog, vfs: VFS, directory: Dir, path: str, *
     attempts.record(kind, full, f"refused: {area} is read-only")
 
 
-#: What a runtime's hook writes last when its runtime closes every file at exit (Lua's ``lua_close``):
-#: the close that follows is the runtime ending, not the program silencing its report.
-END_OF_REPORT: Final = b'{"end": true}'
-
-
 class ReportSink:
     """The host's end of the in-guest report channel: whole lines to ``parse_guest_report``."""
 
-    __slots__ = ("_ended", "_pending", "attempts")
+    __slots__ = ("_pending", "attempts")
 
     def __init__(self, attempts: AttemptLog) -> None:
         #: Where what the guest tried is recorded: by the host functions too (``RunState.attempts``).
         self.attempts = attempts
         self._pending = bytearray()
-        self._ended = False
 
     def write(self, data: bytes) -> int:
         self._pending += data
@@ -130,10 +124,7 @@ class ReportSink:
                 break
             line = bytes(self._pending[:end])
             del self._pending[: end + 1]
-            if line == END_OF_REPORT:
-                self._ended = True
-            else:
-                parse_guest_report(line, self.attempts)
+            parse_guest_report(line, self.attempts)
         if len(self._pending) > _MAX_PENDING:
             parse_guest_report(bytes(self._pending), self.attempts)  # over-long: recorded as tampering
             self._pending.clear()
@@ -142,12 +133,9 @@ class ReportSink:
     def closed(self) -> None:
         """The guest closed (or replaced) its report channel: its hook can no longer tell us anything.
 
-        Not a record after ``END_OF_REPORT``: the runtime is ending. (A
-        program could write that line itself before closing the channel:
-        the hook's word is only ever the program's word.)
+        No runtime's hook closes it (the C library flushes its streams at
+        exit without closing them), so a close is always the program's.
         """
-        if self._ended:
-            return
         self.attempts.record(
             AttemptKind.REPORTING_TAMPERED, "closed the in-guest report channel", "noted", observer=Observer.HOST
         )

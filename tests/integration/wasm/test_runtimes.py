@@ -48,6 +48,46 @@ async def test_out_of_memory(real: Sandbox, lang: str) -> None:
         await real.run(Spec(lang=lang, code=GROW[lang], limits=Limits(memory=64 * MiB)))
 
 
+#: Blocks of every size, moving between the Lua allocator's small classes (up to 4096 bytes, ``playground_lua.c``)
+#: and the C library's blocks, freed and reused through garbage collection; every string is checked at the end.
+LUA_BLOCKS = """
+math.randomseed(7)
+local keep, check = {}, 0
+for round = 1, 60 do
+  for i = 1, 200 do keep[math.random(1, 500)] = string.rep(string.char(65 + i % 26), math.random(1, 9000)) end
+  local t = {}
+  local size = math.random(1, 2000)
+  for i = 1, size do t[i] = i * round end
+  for i = size, 1, -1 do check = check + t[i]; t[i] = nil end
+  local h = {}
+  for i = 1, math.random(1, 300) do h["k" .. i] = i end
+  for _, v in pairs(h) do check = check + v end
+  collectgarbage("step", 10)
+end
+collectgarbage()
+for _, s in pairs(keep) do assert(s == string.rep(s:sub(1, 1), #s), "a string changed") end
+print(check)
+"""
+
+
+async def test_lua_keeps_every_block_as_blocks_change_size(real: Sandbox) -> None:
+    _need(real, "lua")
+    result = await real.run(Spec(lang="lua", code=LUA_BLOCKS, limits=Limits(wall_time=30.0, cpu_time=30.0)))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == b"1316407022\n", result.stdout  # as with the C library's allocator
+
+
+async def test_lua_out_of_memory_in_small_blocks_is_an_error_lua_can_catch(real: Sandbox) -> None:
+    """Small blocks come from Lua's own allocator: when it finds no memory, Lua gets "not enough memory" (no
+    trap), and the run is still reported as over its limit."""
+    _need(real, "lua")
+    code = "local ok, e = pcall(function() local t = {} while true do t[#t + 1] = {#t} end end)\nprint(ok, e)\n"
+    with pytest.raises(MemoryLimitExceeded) as caught:
+        await real.run(Spec(lang="lua", code=code, limits=Limits(memory=32 * MiB)))
+    partial = caught.value.result
+    assert partial is not None and partial.stdout == b"false\tnot enough memory\n", partial
+
+
 @pytest.mark.parametrize("lang", sorted(SPIN))
 async def test_spin_is_stopped(real: Sandbox, lang: str) -> None:
     _need(real, lang)
