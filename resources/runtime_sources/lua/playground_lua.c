@@ -18,8 +18,9 @@
  * which is no attempt) but cannot call the library's without the report.
  *
  * The channel is opened by the first report: a run that tries nothing never
- * opens, writes or closes it.  It is never closed: at exit the C library
- * flushes its streams without closing them, and this is a raw descriptor.
+ * opens, writes or closes it.  It is a raw descriptor that nothing closes, not
+ * even the exit (so the host never sees it closed: a close would be recorded
+ * as the program tampering with its report).
  */
 #define MAKE_LIB /* onelua.c: the core and the libraries; lua.c comes below */
 #include "onelua.c"
