@@ -500,8 +500,7 @@ class Engine:
 
 def _exited_mid_listing(exc: EngineError) -> bool:
     """Podman's listing race (``LIST_RETRIES``): "read /proc/PID/cgroup: no such process"."""
-    detail = exc.detail or str(exc)
-    return "/cgroup: no such process" in detail and "/proc/" in detail
+    return "/cgroup: no such process" in exc.detail and "/proc/" in exc.detail
 
 
 def _split_ref(ref: str) -> tuple[str, str | None]:
