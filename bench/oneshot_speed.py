@@ -14,8 +14,12 @@ column), so machine load hits every column alike:
   plus the CPU time per run in the sandbox's process (all its threads).
 * **throughput**: runs/s of *after* one at a time for ``--seconds``, and with
   two runs in flight at once (concurrency 2; on 2 cores close to 2x unless
-  something serialises runs); with ``--processes N``, also *workers*: the
-  same with the Wasm tier's N worker processes (``procpool``).
+  something serialises runs), in ``PAIRS`` pairs of alternating blocks: the
+  ratio is the median over the pairs (``paired_rates``); with
+  ``--processes N``, also *workers*: the same with the Wasm tier's N worker
+  processes (``procpool``), and the CPU per run of all processes (the main
+  one hands the runs over, the workers run them): twice the sequential CPU
+  per run over that is the most concurrency 2 can give on 2 cores.
 
 Targets (issue #18): JavaScript p50 <= 3 ms, Lua <= 1 ms; sequential
 JavaScript >= 250 runs/s, Python >= 60 runs/s; concurrency 2 close to 2x.
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import shutil
 import statistics
 import subprocess
@@ -58,6 +63,8 @@ def _spec(name: str) -> Spec:
 
 #: Runs of one column in a row before the next column's (the first of a block pays for the switch).
 BLOCK = 10
+#: Pairs of sequential and concurrency-2 blocks per throughput figure (``paired_rates``).
+PAIRS = 6
 
 
 def _native(*candidates: str) -> str | None:
@@ -167,6 +174,63 @@ async def rate(sb: Sandbox, spec: Spec, seconds: float, concurrency: int) -> tup
     return done / elapsed, cpu / max(done, 1) * 1e3
 
 
+@dataclasses.dataclass
+class Paired:
+    """Sequential and concurrency-2 figures taken in alternating blocks (``paired_rates``)."""
+
+    seq: float  # runs/s over all sequential blocks
+    seq_cpu: float  # ms of CPU per run, this process
+    conc2: float
+    conc2_cpu: float
+    ratios: list[float]  # conc2 / seq per pair of neighbouring blocks
+    conc2_cpu_all: float | None = None  # ms of CPU per run, this process and its worker processes
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+
+def _children_cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system) so far of the processes ``pids`` (Linux ``/proc``)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def paired_rates(sb: Sandbox, spec: Spec, seconds: float, workers: list[int] | None = None) -> Paired:
+    """Sequential and concurrency-2 rates in ``PAIRS`` pairs of alternating blocks, ``seconds`` in all per side.
+
+    This machine's speed drifts by up to 1.5x within minutes, so one block
+    of each side taken one after the other gave ratios from 1.1x to 2.1x
+    for the same code; each pair's ratio is of two neighbouring blocks
+    (their order alternates) and the figure is the median of the pairs.
+    ``workers``: pids whose CPU is added to the main process's for the
+    concurrency-2 blocks (the worker processes: where the runs went).
+    """
+    block = seconds / PAIRS
+    totals = {1: [0.0, 0.0, 0.0], 2: [0.0, 0.0, 0.0]}  # runs, seconds, CPU ms
+    extra = 0.0
+    ratios: list[float] = []
+    for pair in range(PAIRS):
+        got: dict[int, float] = {}
+        for concurrency in (1, 2) if pair % 2 == 0 else (2, 1):
+            before = _children_cpu(workers) if workers and concurrency == 2 else 0.0
+            runs_per_s, cpu = await rate(sb, spec, block, concurrency)
+            if workers and concurrency == 2:
+                extra += _children_cpu(workers) - before
+            got[concurrency] = runs_per_s
+            runs = runs_per_s * block
+            totals[concurrency][0] += runs
+            totals[concurrency][1] += block
+            totals[concurrency][2] += cpu * runs
+        ratios.append(got[2] / got[1])
+    (n1, t1, c1), (n2, t2, c2) = totals[1], totals[2]
+    cpu_all = (c2 + extra * 1e3) / n2 if workers else None
+    return Paired(n1 / t1, c1 / n1, n2 / t2, c2 / n2, ratios, cpu_all)
+
+
 async def warm_workers(sb: Sandbox, spec: Spec) -> None:
     """Runs of ``spec`` here and two at a time until every worker process has loaded its start.
 
@@ -209,7 +273,8 @@ async def throughput_table(
     before: Sandbox, after: Sandbox, langs: list[str], seconds: float, pooled: Sandbox | None = None
 ) -> None:
     print(f"throughput: runs/s over {seconds:g} s each (CPU ms per run in the process); concurrency 2 in one")
-    print("  process (threads) and, for reference, two processes side by side")
+    print("  process (threads) and, for reference, two processes side by side; the ratio is the median (and")
+    print(f"  range) over {PAIRS} pairs of neighbouring sequential and concurrency-2 blocks")
     if pooled is not None:
         print("  workers: after, with the Wasm tier's worker processes (--processes): CPU is the main process's")
     for lang in langs:
@@ -218,15 +283,22 @@ async def throughput_table(
         columns = [("before", before), ("after", after)] + ([("workers", pooled)] if pooled is not None else [])
         after_seq = 1.0
         for name, sb in columns:
+            workers = None
             if name == "workers":
                 await warm_workers(sb, spec)
-            one, cpu1 = await rate(sb, spec, seconds, 1)
-            two, cpu2 = await rate(sb, spec, seconds, 2)
-            parts.append(
-                f"{name} seq {one:6.1f}/s (CPU {cpu1:5.2f}) conc2 {two:6.1f}/s (CPU {cpu2:5.2f}) = {two / one:4.2f}x"
+                backend = sb.backends["wasm"]
+                assert isinstance(backend, WasmBackend) and backend._pool is not None
+                workers = backend._pool.pids()
+            got = await paired_rates(sb, spec, seconds, workers)
+            text = (
+                f"{name} seq {got.seq:6.1f}/s (CPU {got.seq_cpu:5.2f}) conc2 {got.conc2:6.1f}/s"
+                f" (CPU {got.conc2_cpu:5.2f}"
             )
+            if got.conc2_cpu_all is not None:
+                text += f", all processes {got.conc2_cpu_all:5.2f}"
+            parts.append(text + f") = {got.ratio:4.2f}x [{min(got.ratios):4.2f}-{max(got.ratios):4.2f}]")
             if name == "after":
-                after_seq = one
+                after_seq = got.seq
         # Last: the two child processes' start and end would load the machine during the next column.
         procs = await asyncio.to_thread(two_processes, lang, seconds)
         parts.append(f"2 processes {procs:6.1f}/s = {procs / after_seq:4.2f}x of after seq")
