@@ -6,7 +6,8 @@ Each task is a whole ``Sandbox.run`` (routing, VFS, our WASI, output) in one
 process with warm caches, p50 over RUNS after one warm-up: ``print`` on the
 light runtime (unchanged: <= 70 ms), ``import numpy`` (<= 400 ms), ``import
 pandas``, a 1 MB CSV read + ``describe()`` (<= 1.5 s) and a matplotlib line
-chart to PNG (<= 2 s). The same programs run under native CPython (this
+chart to PNG (<= 2 s), and ``resources/examples/sklearn_fit.py`` (a random
+forest on the iris data). The same programs run under native CPython (this
 interpreter, when it has numpy/pandas/matplotlib; else ``python3`` on PATH or
 Debian's ``/usr/bin/python3`` with ``apt install python3-pandas python3-matplotlib``)
 and on the Docker tier (the python image), when they are there; a column
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playground import default_sandbox
 from playground.core import DOCKER_ONLY, WASM_ONLY, Limits, Sandbox, SandboxError, Spec
+from playground.resource_files import resource_path
 
 CSV = "a,b,c,d,label\n" + "".join(f"{i},{i * 0.5:.3f},{(i * 7919) % 1000},{i % 13},k{i % 5}\n" for i in range(40_000))
 TASKS = {
@@ -43,6 +45,7 @@ TASKS = {
         "plt.plot(range(100), [i * i for i in range(100)])\nplt.savefig('/out/chart.png')",
         {},
     ),
+    "scikit-learn fit (example)": (resource_path("examples", "sklearn_fit.py").read_text(), {}),
 }
 
 

@@ -60,7 +60,8 @@ used mapped from the cache (shared with this process and the other
 workers through the page cache) and its own snapshot images (memfds):
 about 40 MB once it ran Python and JavaScript programs (29 of PSS, 12 of
 images), 60 MB once it also ran one from Python's stdlib snapshot, 215 MB
-once it ran numpy and pandas programs (115 and 99): ``idle_memory``
+once it ran numpy and pandas programs (115 and 99), about 305 MB once it
+also ran matplotlib and scikit-learn programs: ``idle_memory``
 reports each one's (``playground doctor``). Until this was measured with
 the images, the figures said 30 and 120 MB: PSS leaves out an image's
 pages unless a run maps them.

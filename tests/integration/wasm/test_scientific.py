@@ -280,6 +280,25 @@ async def test_pandas_and_matplotlib_programs_start_with_them_imported(sci: Sand
     assert plain.usage.peak_memory + 10 * MiB < tables.usage.peak_memory
 
 
+async def test_scikit_learn_programs_start_with_it_imported_and_fit_under_the_default_memory_limit(
+    sci: Sandbox,
+) -> None:
+    preloaded = "import sys\nprint('sklearn.linear_model' in sys.modules, 'pandas' in sys.modules)\n"
+    fit = (
+        "from sklearn.linear_model import LinearRegression\n"
+        "model = LinearRegression().fit([[0.0], [1.0], [2.0]], [1.0, 3.0, 5.0])\n"
+        "print(round(float(model.coef_[0]), 6), round(float(model.intercept_), 6))\n"
+    )
+    plain = await sci.run(Spec(lang="python", code=preloaded + "import numpy"))
+    learning = await sci.run(Spec(lang="python", code=preloaded + fit, limits=Limits(memory=128 * MiB)))
+    assert plain.stdout == b"False False\n"
+    assert learning.stdout == b"True True\n2.0 1.0\n"
+    assert learning.usage.peak_memory < 128 * MiB  # the snapshot's pages count: it still fits the default limit
+    example = resource_path("examples", "sklearn_fit.py").read_text()
+    result = await sci.run(Spec(lang="python", code=example, limits=Limits(memory=128 * MiB)))
+    assert result.exit_code == 0 and b"weighted avg" in result.stdout, result.stderr
+
+
 async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> None:
     tables = (
         "import pandas as pd\nprint(pd.get_option('display.max_rows'), getattr(pd, 'LEAK', None))\n"
@@ -289,14 +308,20 @@ async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> 
         "import matplotlib.pyplot as plt\nprint(plt.rcParams['lines.linewidth'], len(plt.get_fignums()))\n"
         "plt.rcParams['lines.linewidth'] = 9\nplt.figure()\n"
     )
+    learning = (
+        "import sklearn\nprint(sklearn.get_config()['assume_finite'], getattr(sklearn, 'LEAK', None))\n"
+        "sklearn.set_config(assume_finite=True)\nsklearn.LEAK = 1\n"
+    )
     for _ in range(2):
         assert (await run(sci, tables))[0] == "60 None\n"
         assert (await run(sci, plots))[0] == "1.5 0\n"
+        assert (await run(sci, learning))[0] == "False None\n"
 
 
 async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
     backend = WasmBackend(packs=[python.PACK])
     names = {d.name: d for d in backend.diagnostics()}
-    for name in ("python (scientific) snapshot for pandas, seaborn, statsmodels",
+    for name in ("python (scientific) snapshot for sklearn",
+                 "python (scientific) snapshot for pandas, seaborn, statsmodels",
                  "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
         assert names[name].ok and names[name].detail.startswith("ready"), names.get(name)
