@@ -251,14 +251,16 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     from playground.core.variants import snapshot_for
 
     sci = python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
-    learning, tables, plots = sci.import_snapshots
+    learning, sciences, tables, plots = sci.import_snapshots
     assert snapshot_for(sci, "import numpy") is sci.snapshot
     assert snapshot_for(sci, b"import seaborn as sns") is tables
     assert snapshot_for(sci, "from matplotlib import pyplot") is plots
     assert snapshot_for(sci, "import pandas, matplotlib") is tables  # the first wins
     assert snapshot_for(sci, "from sklearn.ensemble import RandomForestClassifier") is learning
     assert snapshot_for(sci, "import pandas as pd\nfrom sklearn import svm") is learning  # it imports pandas too
-    assert snapshot_for(sci, "import scipy.stats") is sci.snapshot
+    assert snapshot_for(sci, "from scipy import stats") is sciences
+    assert snapshot_for(sci, "import pandas as pd\nimport scipy.optimize") is sciences  # before pandas'
+    assert snapshot_for(sci, "import scipy, sklearn") is learning
     assert snapshot_for(sci, "def broken(:") is sci.snapshot
     light = python.PACK.wasm
     assert light is not None and light.snapshot is not None
@@ -274,6 +276,11 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     assert set(tables.preload) - set(sci.snapshot.preload) == {"pandas"}  # type: ignore[union-attr]
     assert set(learning.preload) - set(sci.snapshot.preload) == {"sklearn", "sklearn.linear_model"}  # type: ignore[union-attr]
     assert {"SKLEARN_*", "SCIPY_*", "PANDAS_*", "NPY_*"} <= set(learning.cold_env)  # read at import: a cold start
+    assert set(sciences.preload) - set(sci.snapshot.preload) == {  # type: ignore[union-attr]
+        "scipy.stats", "scipy.optimize", "scipy.linalg", "scipy.sparse", "scipy.signal", "scipy.integrate",
+        "scipy.interpolate",
+    }  # fmt: skip
+    assert "SCIPY_*" in sciences.cold_env
     assert "MPL*" in plots.cold_env and "NPY_*" in plots.cold_env
     with pytest.raises(InvalidPack, match="go together"):
         _turn(for_imports=("pandas",))

@@ -280,10 +280,16 @@ async def test_pandas_and_matplotlib_programs_start_with_them_imported(sci: Sand
     assert plain.usage.peak_memory + 10 * MiB < tables.usage.peak_memory
 
 
-async def test_scikit_learn_programs_start_with_it_imported_and_fit_under_the_default_memory_limit(
+async def test_scikit_learn_and_scipy_programs_start_with_them_imported_under_the_default_memory_limit(
     sci: Sandbox,
 ) -> None:
     preloaded = "import sys\nprint('sklearn.linear_model' in sys.modules, 'pandas' in sys.modules)\n"
+    ttest = (
+        "import sys\nprint('scipy.signal' in sys.modules, 'pandas' in sys.modules)\n"
+        "from scipy import stats\nprint(round(float(stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 5]).pvalue), 4))\n"
+    )
+    sciences = await sci.run(Spec(lang="python", code=ttest, limits=Limits(memory=128 * MiB)))
+    assert sciences.stdout == b"True False\n0.3153\n", sciences.stderr
     fit = (
         "from sklearn.linear_model import LinearRegression\n"
         "model = LinearRegression().fit([[0.0], [1.0], [2.0]], [1.0, 3.0, 5.0])\n"
@@ -312,16 +318,25 @@ async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> 
         "import sklearn\nprint(sklearn.get_config()['assume_finite'], getattr(sklearn, 'LEAK', None))\n"
         "sklearn.set_config(assume_finite=True)\nsklearn.LEAK = 1\n"
     )
+    sciences = (  # scipy's distributions draw from numpy's global generator, reseeded by every run
+        "from scipy import stats\nprint(getattr(stats, 'LEAK', None), type(stats.norm.random_state).__name__)\n"
+        "print(stats.norm.rvs())\nstats.LEAK = 1\nstats.norm.random_state = 5\n"
+    )
+    draws = set()
     for _ in range(2):
         assert (await run(sci, tables))[0] == "60 None\n"
         assert (await run(sci, plots))[0] == "1.5 0\n"
         assert (await run(sci, learning))[0] == "False None\n"
+        first, draw = (await run(sci, sciences))[0].splitlines()
+        assert first == "None RandomState"
+        draws.add(draw)
+    assert len(draws) == 2
 
 
 async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
     backend = WasmBackend(packs=[python.PACK])
     names = {d.name: d for d in backend.diagnostics()}
-    for name in ("python (scientific) snapshot for sklearn",
+    for name in ("python (scientific) snapshot for sklearn", "python (scientific) snapshot for scipy",
                  "python (scientific) snapshot for pandas, seaborn, statsmodels",
                  "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
         assert names[name].ok and names[name].detail.startswith("ready"), names.get(name)
