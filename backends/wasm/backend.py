@@ -164,8 +164,8 @@ class WasmBackend:
         if spec.snapshot is not None:
             kinds.append(_SnapshotKind("snapshot", "runs", spec.snapshot, ()))
         for extra in spec.import_snapshots:
-            names = extra.for_imports
-            shown = ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])} and {len(names) - 3} more"
+            names, joint = extra.for_imports, " + " if extra.all_imports else ", "
+            shown = joint.join(names) if len(names) <= 3 else f"{joint.join(names[:3])} and {len(names) - 3} more"
             kinds.append(_SnapshotKind(f"snapshot for {shown}", "runs", extra, ()))
         session_snap = session.session_snapshot(pack)
         if session_snap is not None:

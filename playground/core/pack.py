@@ -160,6 +160,9 @@ class WasmSnapshot:
     #: ``"python-imports"``) whose import by a program makes its run start from this snapshot.
     for_imports: tuple[str, ...] = ()
     detector: str = ""
+    #: With ``for_imports``: only a program that imports every one of them starts from this snapshot (a
+    #: snapshot for a combination, e.g. pandas with matplotlib); False: any one of them.
+    all_imports: bool = False
     preload: tuple[str, ...] = ()
     cold_env: tuple[str, ...] = ()
     #: A typical program of the language (the backend runs it twice when it first loads the snapshot, to
@@ -178,6 +181,8 @@ class WasmSnapshot:
         object.__setattr__(self, "kept_args", tuple(self.kept_args))
         if bool(self.for_imports) != bool(self.detector):
             raise InvalidPack("a snapshot's for_imports and detector go together")
+        if self.all_imports and not self.for_imports:
+            raise InvalidPack("all_imports needs the imports (for_imports)")
         if not _SHA256.match(self.artifact_sha256):
             raise InvalidPack("snapshot artifact_sha256 must be 64 lower-case hex digits")
         if self.entry_export:

@@ -93,11 +93,13 @@ def choose(pack: Pack, code: str | bytes, packages: Sequence[str] = ()) -> WasmV
 
 def snapshot_for(spec: WasmSpec, code: str | bytes) -> WasmSnapshot | None:
     """The snapshot a one-shot run of ``code`` on ``spec`` starts from: the first of ``spec.import_snapshots``
-    whose ``for_imports`` the program uses (by its ``detector``), else the spec's own (None: it has none)."""
+    whose ``for_imports`` the program uses (by its ``detector``; every one of them for a snapshot with
+    ``all_imports``), else the spec's own (None: it has none)."""
     if spec.import_snapshots:
         text = code.decode("utf-8", "replace") if isinstance(code, bytes) else code
         for extra in spec.import_snapshots:
-            if _used(extra.detector, text) & set(extra.for_imports):
+            used = _used(extra.detector, text)
+            if used.issuperset(extra.for_imports) if extra.all_imports else used & set(extra.for_imports):
                 return extra
     return spec.snapshot
 

@@ -202,9 +202,14 @@ WARM_PROGRAM: Final = (
 #: returns its exit status, with the source placed by ``host_alloc``. Environment names numpy reads when it
 #: is imported start a run cold, as Python's own do.
 def _snapshot(
-    extra: tuple[str, ...] = (), for_imports: tuple[str, ...] = (), cold_env: tuple[str, ...] = ()
+    extra: tuple[str, ...] = (),
+    for_imports: tuple[str, ...] = (),
+    cold_env: tuple[str, ...] = (),
+    *,
+    all_imports: bool = False,
 ) -> WasmSnapshot:
-    """A snapshot with ``PRELOAD`` and ``extra`` imported; with ``for_imports``, for programs importing those."""
+    """A snapshot with ``PRELOAD`` and ``extra`` imported; with ``for_imports``, for programs importing those
+    (``all_imports``: every one of them)."""
     preload = (*PRELOAD, *extra)
     return WasmSnapshot(
         artifact_sha256=SCIENTIFIC_CPYTHON.sha256, entry_export="turn", alloc_export="host_alloc",
@@ -212,6 +217,7 @@ def _snapshot(
         run_source=python_snapshot.RUN, kept_args=ARGS,
         preload=preload, cold_env=(*python_snapshot.COLD_ENV, "NPY_*", "NUMPY_*", *cold_env),
         warm_program=WARM_PROGRAM, for_imports=for_imports, detector="python-imports" if for_imports else "",
+        all_imports=all_imports,
     )  # fmt: skip
 
 
@@ -221,6 +227,10 @@ SNAPSHOT: Final = _snapshot()
 #: peak), ``scipy.signal`` 1.5 s, ``optimize``, ``integrate`` and ``interpolate`` 0.65-0.73 s each; all of
 #: them together 1.6 s and 75.4 MiB, against 50 MiB for ``scipy.linalg`` alone (0.3 s), so a program that
 #: only needs that starts with 26 MiB more of its limit used.
+#: What a program that imports matplotlib starts with (and its fonts found: ``pyplot`` builds the font list,
+#: about 1 s of a cold ``import matplotlib.pyplot``).
+PYPLOT: Final = ("matplotlib", "matplotlib.pyplot")
+
 SCIPY_PRELOAD: Final = ("stats", "optimize", "linalg", "sparse", "signal", "integrate", "interpolate")
 
 #: Programs that import scikit-learn start with it and ``sklearn.linear_model`` imported: ``import sklearn``
@@ -238,6 +248,7 @@ IMPORT_SNAPSHOTS: Final = (
         ("SKLEARN_*", "SCIPY_*", "PANDAS_*", "JOBLIB_*", "LOKY_*", "THREADPOOLCTL_*"),
     ),
     _snapshot(tuple(f"scipy.{name}" for name in SCIPY_PRELOAD), ("scipy",), ("SCIPY_*",)),
+    _snapshot(("pandas", *PYPLOT), ("pandas", "matplotlib"), ("PANDAS_*", "MPL*"), all_imports=True),
     _snapshot(("pandas",), ("pandas", "seaborn", "statsmodels"), ("PANDAS_*",)),
-    _snapshot(("matplotlib", "matplotlib.pyplot"), ("matplotlib", "pylab"), ("MPL*",)),
+    _snapshot(PYPLOT, ("matplotlib", "pylab"), ("MPL*",)),
 )

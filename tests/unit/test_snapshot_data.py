@@ -251,11 +251,17 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     from playground.core.variants import snapshot_for
 
     sci = python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
-    learning, sciences, tables, plots = sci.import_snapshots
+    learning, sciences, tables_and_plots, tables, plots = sci.import_snapshots
     assert snapshot_for(sci, "import numpy") is sci.snapshot
     assert snapshot_for(sci, b"import seaborn as sns") is tables
     assert snapshot_for(sci, "from matplotlib import pyplot") is plots
-    assert snapshot_for(sci, "import pandas, matplotlib") is tables  # the first wins
+    assert snapshot_for(sci, "import pandas") is tables
+    assert snapshot_for(sci, "import pandas, matplotlib") is tables_and_plots  # both: the one for the pair
+    assert snapshot_for(sci, "import pandas as pd\nfrom matplotlib import pyplot as plt") is tables_and_plots
+    assert snapshot_for(sci, "import matplotlib, seaborn") is tables  # seaborn is not pandas: pandas' own, first
+    assert tables_and_plots.all_imports and not tables.all_imports
+    assert set(tables_and_plots.preload) == set(tables.preload) | set(plots.preload)
+    assert {"PANDAS_*", "MPL*"} <= set(tables_and_plots.cold_env)
     assert snapshot_for(sci, "from sklearn.ensemble import RandomForestClassifier") is learning
     assert snapshot_for(sci, "import pandas as pd\nfrom sklearn import svm") is learning  # it imports pandas too
     assert snapshot_for(sci, "from scipy import stats") is sciences
@@ -284,6 +290,8 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     assert "MPL*" in plots.cold_env and "NPY_*" in plots.cold_env
     with pytest.raises(InvalidPack, match="go together"):
         _turn(for_imports=("pandas",))
+    with pytest.raises(InvalidPack, match="all_imports needs the imports"):
+        _turn(all_imports=True)
     with pytest.raises(InvalidPack, match="names the imports"):
         WasmSpec(module=CPYTHON, snapshot=_snap(), import_snapshots=(_snap(),))
     with pytest.raises(InvalidPack, match="same runtime"):

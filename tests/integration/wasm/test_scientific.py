@@ -273,9 +273,11 @@ async def test_pandas_and_matplotlib_programs_start_with_them_imported(sci: Sand
     tables = await sci.run(Spec(lang="python", code=WHICH + "import pandas as pd\nprint(pd.Series([1, 2]).sum())"))
     plotting = WHICH + "import matplotlib.pyplot as plt\nplt.plot([1])\nplt.show()"
     plots = await sci.run(Spec(lang="python", code=plotting))
+    both = await sci.run(Spec(lang="python", code=plotting + "\nimport pandas", limits=Limits(memory=128 * MiB)))
     assert plain.stdout == b"False False True\n"
     assert tables.stdout == b"True False True\n3\n"
     assert plots.stdout == b"False True True\n" and plots.files["figure-1.png"].startswith(PNG)
+    assert both.stdout == b"True True True\n" and both.files["figure-1.png"].startswith(PNG)
     # a numpy program does not start with pandas' memory (it counts against its limit)
     assert plain.usage.peak_memory + 10 * MiB < tables.usage.peak_memory
 
@@ -327,6 +329,7 @@ async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> 
         assert (await run(sci, tables))[0] == "60 None\n"
         assert (await run(sci, plots))[0] == "1.5 0\n"
         assert (await run(sci, learning))[0] == "False None\n"
+        assert (await run(sci, tables + plots))[0] == "60 None\n1.5 0\n"  # the pair's snapshot
         first, draw = (await run(sci, sciences))[0].splitlines()
         assert first == "None RandomState"
         draws.add(draw)
@@ -337,6 +340,7 @@ async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
     backend = WasmBackend(packs=[python.PACK])
     names = {d.name: d for d in backend.diagnostics()}
     for name in ("python (scientific) snapshot for sklearn", "python (scientific) snapshot for scipy",
+                 "python (scientific) snapshot for pandas + matplotlib",
                  "python (scientific) snapshot for pandas, seaborn, statsmodels",
                  "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
         assert names[name].ok and names[name].detail.startswith("ready"), names.get(name)
