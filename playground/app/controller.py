@@ -10,6 +10,7 @@ only ever reach the GUI through an ``OutputBuffer`` or
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -293,12 +294,21 @@ class Controller:
         """The run's Spec: the code, the /in and /work files, the editor's file name, the packages field's
         (a language that takes no packages ignores the field).
 
+        A program that runs on a variant with default limits of its own (the scientific Python's memory)
+        gets the panel's values over those instead.
+
         Raises:
             InvalidSpec: the files, the name or the packages are not acceptable.
+            InvalidLimits: the panel's values do not hold over the variant's defaults.
         """
-        return Spec(lang=language, code=code, files=dict(self._inputs), work_files=dict(self._work),
+        spec = Spec(lang=language, code=code, files=dict(self._inputs), work_files=dict(self._work),
                     main_file=self._main_file(), limits=limits,
                     packages=self.view.packages() if self.sandbox.pack(language).caps.packages else ())
+        chosen = self.sandbox.pack_for(spec)
+        if chosen.limits != self.sandbox.pack(language).limits:
+            own = parse_limits(self.view.limit_texts(), self.sandbox.default_limits_for(chosen)).as_limits()
+            spec = dataclasses.replace(spec, limits=own)
+        return spec
 
     # -- the editor's file (DocumentController) ----------------------------------------
 

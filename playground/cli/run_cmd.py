@@ -241,7 +241,7 @@ def run_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
         if result.exit_code != 0 and args.file is not None:
             _point_at_error(args.file, spec, result, sandbox)
         if (reached := exitcodes.for_reached(result.limits_reached)) is not None:
-            limits = sandbox.resolve_limits(spec.limits, spec.lang)
+            limits = sandbox.resolve_limits(spec.limits, sandbox.pack_for(spec))
             for name in result.limits_reached:
                 print(f"playground: {reached_note(name, limits)} [limit: {name}]; the program exited with "
                       f"{result.exit_code}", file=sys.stderr)

@@ -317,7 +317,8 @@ class WasmVariant:
     messages and package checks); it defaults to ``triggers``.
     ``distributions`` are the PyPI distributions it has (normalised name ->
     version): a package added to a run may depend on them, and they are
-    not fetched (``core.packages``).
+    not fetched (``core.packages``). ``limits`` are the variant's own
+    defaults over the pack's (``Pack.limits``): what its libraries need.
     """
 
     name: str
@@ -328,6 +329,7 @@ class WasmVariant:
     version: str = ""
     description: str = ""
     distributions: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "distributions", MappingProxyType(dict(self.distributions)))
@@ -337,6 +339,7 @@ class WasmVariant:
             raise InvalidPack(f"variant name {self.name!r} must be lower-case [a-z0-9_+-]")
         if not self.triggers:
             raise InvalidPack(f"variant {self.name!r} has no triggers")
+        _check_default_limits(f"variant {self.name!r}", self.limits)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -490,13 +493,7 @@ class Pack:
                 raise InvalidPack(f"pack {self.name!r}: extension {ext!r} must look like '.py'")
         if self.wasm is None and self.docker is None and not self.extra:
             raise InvalidPack(f"pack {self.name!r}: no backend spec (wasm, docker or extra)")
-        if self.limits is not None:
-            if not isinstance(self.limits, Limits):
-                raise InvalidPack(f"pack {self.name!r}: limits must be a Limits")
-            try:
-                DEFAULT_LIMITS.merged(self.limits).validate()
-            except InvalidLimits as exc:
-                raise InvalidPack(f"pack {self.name!r}: default limits: {exc}") from None
+        _check_default_limits(f"pack {self.name!r}", self.limits)
         if not isinstance(self.editing, Editing):
             raise InvalidPack(f"pack {self.name!r}: editing must be an Editing")
         self.editing.check(self.name)
@@ -532,3 +529,15 @@ def validate_packs(packs: Iterable[Pack]) -> dict[str, Pack]:
                 raise InvalidPack(f"extension {ext!r} is claimed by packs {by_ext[ext]!r} and {pack.name!r}")
             by_ext[ext] = pack.name
     return by_name
+
+
+def _check_default_limits(owner: str, limits: Limits | None) -> None:
+    """Raise ``InvalidPack`` unless ``limits`` (a pack's or a variant's own defaults) hold over the built-in ones."""
+    if limits is None:
+        return
+    if not isinstance(limits, Limits):
+        raise InvalidPack(f"{owner}: limits must be a Limits")
+    try:
+        DEFAULT_LIMITS.merged(limits).validate()
+    except InvalidLimits as exc:
+        raise InvalidPack(f"{owner}: default limits: {exc}") from None

@@ -117,14 +117,19 @@ def _used(detector: str, text: str) -> frozenset[str]:
 
 
 def variant_pack(pack: Pack, variant: WasmVariant | None) -> Pack:
-    """``pack`` as it runs on ``variant``: same name and Docker spec, the variant's Wasm runtime."""
+    """``pack`` as it runs on ``variant``: same name and Docker spec, the variant's Wasm runtime and its own
+    default limits over the pack's."""
     if variant is None:
         return pack
+    limits = pack.limits
+    if variant.limits is not None:
+        limits = variant.limits if limits is None else limits.merged(variant.limits)
     return dataclasses.replace(
         pack,
         wasm=variant.wasm,
         version=variant.version or pack.version,
         description=variant.description or pack.description,
+        limits=limits,
     )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import dataclasses
 import itertools
 import logging
 from typing import Annotated, Literal
@@ -168,11 +169,13 @@ async def execute_code(
     """
     state = _state(ctx)
     pack = _resolve_language(state, language)
-    limits = _request_limits(state, pack, timeout, memory, max_output)
     spec = _build_spec(config=state.config, pack=pack, code=code, code_encoding=code_encoding, stdin=stdin,
                        files=files, files_base64=files_base64, work_files=work_files,
-                       work_files_base64=work_files_base64, args=args, limits=limits.as_limits(), packages=packages,
+                       work_files_base64=work_files_base64, args=args, limits=Limits(), packages=packages,
                        filename=filename)
+    # over the defaults of the runtime the program runs on (the scientific Python's memory)
+    limits = _request_limits(state, state.sandbox.pack_for(spec), timeout, memory, max_output)
+    spec = dataclasses.replace(spec, limits=limits.as_limits())
     error: LimitExceeded | None = None
     async with state.gate:
         progress = _progress_reporter(ctx)

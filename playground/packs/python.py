@@ -91,6 +91,7 @@ PACK = Pack(
                 detector="python-imports",
                 triggers=scientific.PROVIDES,
                 distributions=scientific.DISTRIBUTIONS,
+                limits=scientific.LIMITS,
                 version="CPython 3.15.0 (WASI) with numpy, pandas, scipy, scikit-learn, statsmodels, matplotlib",
                 description="Python 3.15 with numpy, pandas, scipy, scikit-learn, statsmodels and matplotlib "
                 "(CPython in WebAssembly; picked when the program imports one of them)",

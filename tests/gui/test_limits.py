@@ -6,6 +6,7 @@ import pytest
 
 from playground.app.limits_panel import field_errors, parse_limits
 from playground.core import DEFAULT_LIMITS, UNLIMITED, InvalidLimits
+from playground.core.limits import MiB
 from tests.gui.conftest import Playground
 
 
@@ -66,3 +67,20 @@ def test_limits_reach_the_run(playground: Playground) -> None:
     output = playground.run_code("python", "print('z' * 500)", timeout=120)
     assert "output limit (100) was reached" in playground.summary()
     assert output.startswith("z" * 100) and "z" * 101 not in output
+
+
+def test_a_scientific_program_gets_the_runtimes_default_memory_unless_the_panel_sets_one(
+    playground: Playground,
+) -> None:
+    """The scientific Python's libraries need more than the built-in 128 MiB (statsmodels' OLS peaked at 134)."""
+    controller, window = playground.controller, playground.window
+    ols = (
+        "import numpy as np\nimport statsmodels.api as sm\nx = np.arange(20.0)\n"
+        "print(sm.OLS(2 * x + 1, sm.add_constant(x)).fit().params.round(2).tolist())\n"
+    )
+    assert controller._spec("python", ols, controller._current_limits()).limits.memory == 256 * MiB
+    assert controller._spec("python", "print(1)", controller._current_limits()).limits.memory == 128 * MiB
+    output = playground.run_code("python", ols, timeout=180)
+    assert "[1.0, 2.0]" in output and "exit 0" in playground.summary(), (output, playground.summary())
+    window.set_limit_texts({"memory": "100M"})
+    assert controller._spec("python", ols, controller._current_limits()).limits.memory == 100 * MiB

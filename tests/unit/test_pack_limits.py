@@ -7,6 +7,8 @@ server's defaults per language, the GUI's summary (issue #17).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from playground.cli import exitcodes
@@ -78,6 +80,35 @@ def test_the_compilers_have_room_and_the_interpreters_the_built_in_defaults() ->
     assert sb.default_limits_for("java").memory == 256 * MiB
     assert sb.default_limits_for("go").memory == 256 * MiB
     assert sb.default_limits_for("python") == DEFAULT_LIMITS.validate()
+
+
+def test_the_scientific_runtime_has_its_own_default_memory_and_a_chosen_value_stays() -> None:
+    sb = Sandbox(packs=[python.PACK])
+    light = Spec(lang="python", code="print(1)")
+    heavy = Spec(lang="python", code="import statsmodels.api as sm")
+    assert sb.default_limits_for(sb.pack_for(light)).memory == DEFAULT_LIMITS.memory
+    scientific = sb.default_limits_for(sb.pack_for(heavy))
+    assert scientific.memory == 256 * MiB
+    assert scientific == DEFAULT_LIMITS.merged(Limits(memory=256 * MiB)).validate()  # memory only
+    assert sb.resolve_limits(Limits(memory=100 * MiB), sb.pack_for(heavy)).memory == 100 * MiB
+    chosen = Sandbox(packs=[python.PACK], default_limits=Limits(memory=64 * MiB))
+    assert chosen.default_limits_for(chosen.pack_for(heavy)).memory == 64 * MiB  # the sandbox's choice wins
+    with pytest.raises(InvalidPack, match="variant 'x': default limits"):
+        dataclasses.replace(python.PACK.wasm.variants[0], name="x", limits=Limits(memory=-1))  # type: ignore[union-attr]
+
+
+async def test_a_scientific_run_gets_the_variants_default_memory() -> None:
+    seen: list[int | None] = []
+
+    async def guest(request: Request) -> Outcome:
+        seen.append(request.limits.memory)  # type: ignore[arg-type]
+        return Outcome(exit_code=0)
+
+    sb = Sandbox(backends=[FakeBackend("wasm", guest)], packs=[python.PACK])
+    await sb.run(Spec(lang="python", code="import seaborn"))
+    await sb.run(Spec(lang="python", code="print(1)"))
+    await sb.run(Spec(lang="python", code="import seaborn", limits=Limits(memory=100 * MiB)))
+    assert seen == [256 * MiB, 128 * MiB, 100 * MiB]
 
 
 def test_mcp_defaults_per_language_stay_under_the_ceilings() -> None:

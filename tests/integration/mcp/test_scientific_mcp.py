@@ -36,3 +36,20 @@ async def test_figures_from_show_and_a_relative_savefig_are_image_content() -> N
     assert all(base64.b64decode(b.data).startswith(PNG) for b in images)
     (variant,) = langs["python"]["variants"]
     assert variant["name"] == "scientific" and variant["ready"] is True and "numpy" in variant["provides"]
+
+
+async def test_a_statsmodels_fit_runs_under_the_scientific_runtimes_default_memory() -> None:
+    """Its libraries take more than the built-in 128 MiB (an OLS fit peaked at 134 MiB): the runtime's own default
+    (256 MiB) applies when the agent asks for none, and a limit it asks for is kept."""
+    code = (
+        "import numpy as np\nimport statsmodels.api as sm\n"
+        "x = np.arange(20.0)\ny = 2 * x + 1\n"
+        "print(sm.OLS(y, sm.add_constant(x)).fit().params.round(2).tolist())\n"
+    )
+    async with connect(real_server("--wasm-only", "--max-timeout", "120s")) as client:
+        roomy = ok(await call(client, "execute_code", language="python", code=code, timeout="120s"))
+        tight = ok(await call(client, "execute_code", language="python", code=code, timeout="120s", memory="128M"))
+    assert roomy["exit_code"] == 0 and roomy["stdout"] == "[1.0, 2.0]\n", roomy["stderr"]
+    assert roomy["limits"]["memory"] == "256M"
+    assert tight["status"] == "limit_exceeded" and tight["limit_exceeded"] == "memory", tight
+    assert tight["limits"]["memory"] == "128M"

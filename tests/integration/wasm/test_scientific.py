@@ -344,3 +344,20 @@ async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
                  "python (scientific) snapshot for pandas, seaborn, statsmodels",
                  "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
         assert names[name].ok and names[name].detail.startswith("ready"), names.get(name)
+
+
+async def test_a_seaborn_plot_runs_under_the_runtimes_own_default_memory(sci: Sandbox) -> None:
+    """Its libraries take more than the built-in 128 MiB: the runtime's own default (256 MiB) applies."""
+    plot = (
+        "import pandas as pd\nimport seaborn as sns\nimport matplotlib.pyplot as plt\n"
+        "df = pd.DataFrame({'x': range(20), 'y': [i % 7 for i in range(20)]})\n"
+        "sns.scatterplot(data=df, x='x', y='y')\nplt.savefig('/out/s.png')\n"
+    )
+    with Sandbox(backends=[WasmBackend()], packs=[python.PACK]) as defaults:  # no limits chosen
+        result = await defaults.run(Spec(lang="python", code=plot))
+        assert defaults.default_limits_for(defaults.pack_for(Spec(lang="python", code=plot))).memory == 256 * MiB
+    assert result.exit_code == 0, result.stderr
+    assert result.files["s.png"].startswith(PNG)
+    assert result.usage.peak_memory > 128 * MiB  # what the built-in default would have stopped
+    with pytest.raises(MemoryLimitExceeded):
+        await sci.run(Spec(lang="python", code=plot, limits=Limits(memory=128 * MiB)))
