@@ -230,30 +230,40 @@ SNAPSHOT: Final = _snapshot()
 #: first two stopped with MemoryLimitExceeded. A limit the user or the sandbox set is kept as it is.
 LIMITS: Final = Limits(memory=256 * MiB)
 
-#: The scipy modules that programs importing scipy start with: ``scipy.stats`` took 1.4 s (72.7 MiB at its
-#: peak), ``scipy.signal`` 1.5 s, ``optimize``, ``integrate`` and ``interpolate`` 0.65-0.73 s each; all of
-#: them together 1.6 s and 75.4 MiB, against 50 MiB for ``scipy.linalg`` alone (0.3 s), so a program that
-#: only needs that starts with 26 MiB more of its limit used.
 #: What a program that imports matplotlib starts with (and its fonts found: ``pyplot`` builds the font list,
 #: about 1 s of a cold ``import matplotlib.pyplot``).
 PYPLOT: Final = ("matplotlib", "matplotlib.pyplot")
 
+#: What programs that import seaborn or statsmodels start with: ``import seaborn`` took 2.4-2.7 s from
+#: pandas' snapshot (it imports matplotlib's pyplot and scipy.stats; 113 MiB), ``import statsmodels.api``
+#: 2.3-2.5 s (118.5 MiB); all of these together 3.4 s and 137 MiB, which the runtime's 256 MiB (``LIMITS``)
+#: leaves room over.
+STATS_PRELOAD: Final = (
+    "pandas", *PYPLOT, "scipy.stats", "seaborn", "statsmodels.api", "statsmodels.formula.api",
+)
+
+#: The scipy modules that programs importing scipy start with: ``scipy.stats`` took 1.4 s (72.7 MiB at its
+#: peak), ``scipy.signal`` 1.5 s, ``optimize``, ``integrate`` and ``interpolate`` 0.65-0.73 s each; all of
+#: them together 1.6 s and 75.4 MiB, against 50 MiB for ``scipy.linalg`` alone (0.3 s), so a program that
+#: only needs that starts with 26 MiB more of its limit used.
 SCIPY_PRELOAD: Final = ("stats", "optimize", "linalg", "sparse", "signal", "integrate", "interpolate")
 
 #: Programs that import scikit-learn start with it and ``sklearn.linear_model`` imported: ``import sklearn``
 #: alone took 2.3 s (it imports pandas, scipy.stats and scipy.optimize) and 100 MiB, the linear models
 #: 0.18 s and 6 MiB more. First: a program that imports pandas or scipy too then starts with those
-#: imported as well. Then scipy's (``SCIPY_PRELOAD``), before pandas': a program with both took 1.3 s
-#: from pandas' and 0.5-0.9 s from scipy's. Those that import pandas (or what imports it) start with it
-#: imported: about 25 MB more memory than ``SNAPSHOT``, 0.55 s less time. Those that import matplotlib,
-#: with pyplot imported (its fonts found). One snapshot for all of them would make every numpy program
-#: start with their memory (scikit-learn programs then no longer fit the default 128 MiB limit).
+#: imported as well. Then seaborn's and statsmodels' (``STATS_PRELOAD``: they were pandas' before, which
+#: left scipy.stats and pyplot to every run), then scipy's (``SCIPY_PRELOAD``), before pandas': a program
+#: with both took 1.3 s from pandas' and 0.5-0.9 s from scipy's. Then pandas with matplotlib (a program
+#: that imports both), pandas alone (about 25 MB more memory than ``SNAPSHOT``, 0.55 s less time), and
+#: matplotlib with pyplot imported (its fonts found). One snapshot for all of them would make every
+#: numpy program start with their memory (about 140 MiB).
 IMPORT_SNAPSHOTS: Final = (
     _snapshot(
         ("sklearn", "sklearn.linear_model"),
         ("sklearn",),
         ("SKLEARN_*", "SCIPY_*", "PANDAS_*", "JOBLIB_*", "LOKY_*", "THREADPOOLCTL_*"),
     ),
+    _snapshot(STATS_PRELOAD, ("seaborn", "statsmodels"), ("PANDAS_*", "MPL*", "SCIPY_*")),
     _snapshot(tuple(f"scipy.{name}" for name in SCIPY_PRELOAD), ("scipy",), ("SCIPY_*",)),
     _snapshot(("pandas", *PYPLOT), ("pandas", "matplotlib"), ("PANDAS_*", "MPL*"), all_imports=True),
     _snapshot(("pandas",), ("pandas", "seaborn", "statsmodels"), ("PANDAS_*",)),

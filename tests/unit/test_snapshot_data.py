@@ -251,14 +251,17 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     from playground.core.variants import snapshot_for
 
     sci = python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
-    learning, sciences, tables_and_plots, tables, plots = sci.import_snapshots
+    learning, statistics, sciences, tables_and_plots, tables, plots = sci.import_snapshots
     assert snapshot_for(sci, "import numpy") is sci.snapshot
-    assert snapshot_for(sci, b"import seaborn as sns") is tables
+    assert snapshot_for(sci, b"import seaborn as sns") is statistics
+    assert snapshot_for(sci, "import statsmodels.formula.api as smf\nimport pandas") is statistics
+    assert snapshot_for(sci, "import seaborn, sklearn") is learning
+    assert {"seaborn", "statsmodels.api", "scipy.stats", "pandas", "matplotlib.pyplot"} <= set(statistics.preload)
     assert snapshot_for(sci, "from matplotlib import pyplot") is plots
     assert snapshot_for(sci, "import pandas") is tables
     assert snapshot_for(sci, "import pandas, matplotlib") is tables_and_plots  # both: the one for the pair
     assert snapshot_for(sci, "import pandas as pd\nfrom matplotlib import pyplot as plt") is tables_and_plots
-    assert snapshot_for(sci, "import matplotlib, seaborn") is tables  # seaborn is not pandas: pandas' own, first
+    assert snapshot_for(sci, "import matplotlib, seaborn") is statistics
     assert tables_and_plots.all_imports and not tables.all_imports
     assert set(tables_and_plots.preload) == set(tables.preload) | set(plots.preload)
     assert {"PANDAS_*", "MPL*"} <= set(tables_and_plots.cold_env)
