@@ -262,8 +262,8 @@ SKLEARN_PRELOAD: Final = (
 #: scipy's (``SCIPY_PRELOAD``), before pandas': a program with both took 1.3 s from pandas' and 0.5-0.9 s
 #: from scipy's. Then pandas with matplotlib (a program that imports both), pandas alone (about 25 MB
 #: more memory than ``SNAPSHOT``, 0.55 s less time), and matplotlib with pyplot imported (its fonts
-#: found). One snapshot for all of them would make every numpy program start with their memory (about
-#: 140 MiB).
+#: found). Last sympy's: ``import sympy`` took 0.74-0.8 s (65 MiB at its peak). One snapshot for all of
+#: them would make every numpy program start with their memory (about 140 MiB).
 IMPORT_SNAPSHOTS: Final = (
     _snapshot(
         ("sklearn", *(f"sklearn.{name}" for name in SKLEARN_PRELOAD)),
@@ -275,4 +275,5 @@ IMPORT_SNAPSHOTS: Final = (
     _snapshot(("pandas", *PYPLOT), ("pandas", "matplotlib"), ("PANDAS_*", "MPL*"), all_imports=True),
     _snapshot(("pandas",), ("pandas", "seaborn", "statsmodels"), ("PANDAS_*",)),
     _snapshot(PYPLOT, ("matplotlib", "pylab"), ("MPL*",)),
+    _snapshot(("sympy",), ("sympy",), ("SYMPY_*",)),
 )

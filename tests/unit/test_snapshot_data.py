@@ -251,7 +251,9 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     from playground.core.variants import snapshot_for
 
     sci = python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
-    learning, statistics, sciences, tables_and_plots, tables, plots = sci.import_snapshots
+    learning, statistics, sciences, tables_and_plots, tables, plots, algebra = sci.import_snapshots
+    assert snapshot_for(sci, "from sympy import symbols, solve") is algebra and "sympy" in algebra.preload
+    assert snapshot_for(sci, "import sympy, matplotlib") is plots  # the first that matches
     assert snapshot_for(sci, "import numpy") is sci.snapshot
     assert snapshot_for(sci, b"import seaborn as sns") is statistics
     assert snapshot_for(sci, "import statsmodels.formula.api as smf\nimport pandas") is statistics

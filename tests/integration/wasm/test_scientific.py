@@ -328,6 +328,11 @@ async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> 
         "import seaborn as sns\nimport matplotlib.pyplot as plt\nimport statsmodels.api as sm\n"
         "print(plt.rcParams['axes.facecolor'], getattr(sm, 'LEAK', None))\nsns.set_theme()\nsm.LEAK = 1\n"
     )
+    algebra = (  # a global switch of sympy's
+        "import sympy\nfrom sympy.core.parameters import global_parameters\n"
+        "print(getattr(sympy, 'LEAK', None), global_parameters.evaluate)\n"
+        "global_parameters.evaluate = False\nsympy.LEAK = 1\n"
+    )
     draws = set()
     for _ in range(2):
         assert (await run(sci, tables))[0] == "60 None\n"
@@ -335,6 +340,7 @@ async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> 
         assert (await run(sci, learning))[0] == "False None\n"
         assert (await run(sci, tables + plots))[0] == "60 None\n1.5 0\n"  # the pair's snapshot
         assert (await run(sci, statistics))[0] == "white None\n"
+        assert (await run(sci, algebra))[0] == "None True\n"
         first, draw = (await run(sci, sciences))[0].splitlines()
         assert first == "None RandomState"
         draws.add(draw)
@@ -345,7 +351,7 @@ async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
     backend = WasmBackend(packs=[python.PACK])
     names = {d.name: d for d in backend.diagnostics()}
     for name in ("python (scientific) snapshot for sklearn", "python (scientific) snapshot for scipy",
-                 "python (scientific) snapshot for seaborn, statsmodels",
+                 "python (scientific) snapshot for seaborn, statsmodels", "python (scientific) snapshot for sympy",
                  "python (scientific) snapshot for pandas + matplotlib",
                  "python (scientific) snapshot for pandas, seaborn, statsmodels",
                  "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
