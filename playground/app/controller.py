@@ -10,7 +10,6 @@ only ever reach the GUI through an ``OutputBuffer`` or
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,7 +24,7 @@ from playground.app.backends_panel import LanguageRow
 from playground.app.document_controller import DocumentController, DocumentView
 from playground.app.examples import find_examples
 from playground.app.languages import editing_for
-from playground.app.limits_panel import parse_limits
+from playground.app.limits_panel import typed_limits
 from playground.app.main_window import Example, LanguageChoice, MainWindow
 from playground.app.recovery import RecoveryStore
 from playground.app.repl_controller import ReplController, ReplView
@@ -281,34 +280,28 @@ class Controller:
         return self.runs.last_summary
 
     def _current_limits(self) -> Limits:
-        """The limits panel's values merged with the current language's defaults (a compiler's memory).
+        """The values typed into the limits panel, checked over the current language's defaults.
+
+        Only those: the core merges them over the defaults of the runtime a
+        program runs on (a compiler's memory, the scientific Python's).
 
         Raises:
             InvalidLimits: a value does not parse or is out of range.
         """
         language = self.view.current_language()
         defaults = self.sandbox.default_limits_for(language) if language else self.sandbox.default_limits
-        return parse_limits(self.view.limit_texts(), defaults).as_limits()
+        return typed_limits(self.view.limit_texts(), defaults)
 
     def _spec(self, language: str, code: str, limits: Limits) -> Spec:
         """The run's Spec: the code, the /in and /work files, the editor's file name, the packages field's
         (a language that takes no packages ignores the field).
 
-        A program that runs on a variant with default limits of its own (the scientific Python's memory)
-        gets the panel's values over those instead.
-
         Raises:
             InvalidSpec: the files, the name or the packages are not acceptable.
-            InvalidLimits: the panel's values do not hold over the variant's defaults.
         """
-        spec = Spec(lang=language, code=code, files=dict(self._inputs), work_files=dict(self._work),
+        return Spec(lang=language, code=code, files=dict(self._inputs), work_files=dict(self._work),
                     main_file=self._main_file(), limits=limits,
                     packages=self.view.packages() if self.sandbox.pack(language).caps.packages else ())
-        chosen = self.sandbox.pack_for(spec)
-        if chosen.limits != self.sandbox.pack(language).limits:
-            own = parse_limits(self.view.limit_texts(), self.sandbox.default_limits_for(chosen)).as_limits()
-            spec = dataclasses.replace(spec, limits=own)
-        return spec
 
     # -- the editor's file (DocumentController) ----------------------------------------
 

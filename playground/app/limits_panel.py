@@ -58,6 +58,21 @@ def parse_limits(texts: Mapping[str, str], defaults: AnyLimits = DEFAULT_LIMITS)
     return _layer(defaults).merged(Limits(**overrides)).validate()  # type: ignore[arg-type]
 
 
+def typed_limits(texts: Mapping[str, str], defaults: AnyLimits = DEFAULT_LIMITS) -> Limits:
+    """Only the values typed into the panel (checked over ``defaults`` as ``parse_limits`` does).
+
+    What a run or a session is given: the core merges them over the
+    defaults of the runtime the program runs on, which may be a variant's
+    (the scientific Python's memory), not the language's that the panel shows.
+
+    Raises:
+        InvalidLimits: as ``parse_limits``.
+    """
+    parse_limits(texts, defaults)
+    typed = {f: LIMIT_INFO[f].parse(texts[f].strip()) for f in LIMIT_FIELDS if texts.get(f, "").strip()}
+    return Limits(**typed)  # type: ignore[arg-type]
+
+
 class LimitsPanel(QWidget):
     """Editable limits with the defaults as placeholders, live validation and a reset button."""
 

@@ -36,6 +36,7 @@ from playground.core import (
     InvalidLimits,
     LimitExceeded,
     Limits,
+    ResolvedLimits,
     Result,
     Sandbox,
     SandboxError,
@@ -120,6 +121,8 @@ class RunController:
             return
         try:
             spec = self._make_spec(language, code, limits)
+            # what the run gets: the panel's values over the defaults of its runtime (a variant's, maybe)
+            resolved = self.sandbox.resolve_limits(spec.limits, self.sandbox.pack_for(spec))
         except SandboxError as exc:
             self._refuse(f"Not run: {exc}")
             return
@@ -133,7 +136,7 @@ class RunController:
         self.view.set_running(True)
         sandbox = self._route(language) if self._route is not None else self.sandbox
         self.backend = None
-        self._task = self._tasks.spawn(self._run(sandbox, spec, limits, buffer, keyboard))
+        self._task = self._tasks.spawn(self._run(sandbox, spec, resolved, buffer, keyboard))
 
     def _server_hint(self, language: str, code: str) -> bool:
         """Say "use Serve" instead of running a server; True when it did (the second Run in a row runs)."""
@@ -176,7 +179,7 @@ class RunController:
         self._shown = summary
         self.view.set_summary(self._html(summary))
 
-    async def _run(self, sandbox: Sandbox, spec: Spec, limits: Limits, buffer: OutputBuffer,
+    async def _run(self, sandbox: Sandbox, spec: Spec, limits: ResolvedLimits, buffer: OutputBuffer,
                    keyboard: InputStream | None) -> None:
         loop = asyncio.get_running_loop()
         started = time.monotonic()

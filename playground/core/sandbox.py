@@ -444,7 +444,10 @@ class Sandbox:
             detail = _join(reasons)
             raise Unsupported(f"{pack.name}: no backend allowed by {self.policy} offers REPL sessions ({detail})")
         assert isinstance(backend, SessionBackend)
-        session = Session(backend, backend.name, pack, config, limits)
+        chosen = config.limits
+        session = Session(
+            backend, backend.name, pack, config, limits, limits_for=lambda p: self.resolve_limits(chosen, p)
+        )
         try:
             await session.start()
         except BaseException:

@@ -20,7 +20,7 @@ import asyncio
 import enum
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Protocol, runtime_checkable
@@ -173,12 +173,22 @@ class Session:
     """
 
     def __init__(
-        self, backend: SessionBackend, backend_name: str, pack: Pack, config: SessionConfig, limits: ResolvedLimits
+        self,
+        backend: SessionBackend,
+        backend_name: str,
+        pack: Pack,
+        config: SessionConfig,
+        limits: ResolvedLimits,
+        *,
+        limits_for: Callable[[Pack], ResolvedLimits] | None = None,
     ) -> None:
         self.id = config.id or new_session_id()
         self.lang = pack.name
         self.config = config
+        #: The limits now: ``limits_for`` (the config's over a pack's defaults) gives a variant's when the
+        #: session moves to one (``_pick_runtime``).
         self.limits = limits
+        self._limits_for = limits_for
         self.backend_name = backend_name
         self.created_at = time.monotonic()
         self.last_used = self.created_at
@@ -261,6 +271,8 @@ class Session:
         if wanted.wasm == self._pack.wasm or self._backend.session_unavailable_reason(wanted) is not None:
             return
         self._pack = wanted
+        if self._limits_for is not None:  # the variant's own defaults (the scientific Python's memory)
+            self.limits = self._limits_for(wanted)
         if self._guest is not None:
             self._guest.close()
             self._guest = None

@@ -373,3 +373,21 @@ async def test_a_seaborn_plot_runs_under_the_runtimes_own_default_memory(sci: Sa
     assert result.usage.peak_memory > 128 * MiB  # what the built-in default would have stopped
     with pytest.raises(MemoryLimitExceeded):
         await sci.run(Spec(lang="python", code=plot, limits=Limits(memory=128 * MiB)))
+
+
+async def test_a_session_that_moves_to_the_scientific_runtime_gets_its_default_memory() -> None:
+    with Sandbox(backends=[WasmBackend()], packs=[python.PACK]) as defaults:  # no limits chosen
+        session = await defaults.new_session("python", SessionConfig())
+        chosen = await defaults.new_session("python", SessionConfig(limits=Limits(memory=100 * MiB)))
+        try:
+            assert session.limits.memory == 128 * MiB  # the light runtime's
+            moved = await session.eval("import statsmodels.api as sm\nimport numpy as np\nx = np.arange(20.0)")
+            assert moved.exit_code == 0, moved.stderr
+            assert "3.15" in session.runtime and session.limits.memory == 256 * MiB
+            fit = await session.eval("sm.OLS(2 * x + 1, sm.add_constant(x)).fit().params.round(2).tolist()")
+            assert fit.stdout == b"[1.0, 2.0]\n", fit.stderr
+            assert (await chosen.eval("import numpy")).exit_code == 0
+            assert "3.15" in chosen.runtime and chosen.limits.memory == 100 * MiB  # a chosen value stays
+        finally:
+            session.close()
+            chosen.close()
