@@ -45,6 +45,7 @@ from playground.core import (
     Spec,
     UnknownLanguage,
     program_file,
+    variants,
 )
 from playground.core.handoff import in_daemon_thread
 
@@ -75,7 +76,9 @@ class View(RunView, DocumentView, Protocol):
     def set_editor_style(self, lexer: str, indent: int) -> None: ...
     def limit_texts(self) -> dict[str, str]: ...
     def set_limit_texts(self, texts: Mapping[str, str]) -> None: ...
-    def set_limit_defaults(self, defaults: Limits | ResolvedLimits) -> None: ...
+    def set_limit_defaults(
+        self, defaults: Limits | ResolvedLimits, others: Mapping[str, Limits | ResolvedLimits] | None = None
+    ) -> None: ...
     def show_docker_pool(self, size: int | None) -> None: ...
     def packages(self) -> list[str]: ...
     def set_input_files(self, sizes: Mapping[str, int], work: Mapping[str, int] | None = None) -> None: ...
@@ -251,7 +254,7 @@ class Controller:
         if language:
             self._show_route(language)
             self.prefs.language = language
-            self.view.set_limit_defaults(self.sandbox.default_limits_for(language))
+            self.view.set_limit_defaults(self.sandbox.default_limits_for(language), self._variant_defaults(language))
         self.repl.show_language(language, self.language_status_text(language))
 
     # -- running (RunController) ----------------------------------------------
@@ -278,6 +281,14 @@ class Controller:
     @property
     def last_summary(self) -> Summary | None:
         return self.runs.last_summary
+
+    def _variant_defaults(self, language: str) -> dict[str, ResolvedLimits]:
+        """The default limits of ``language``'s other runtimes (the scientific Python's), by variant name."""
+        pack = self.sandbox.pack(language)
+        return {
+            variant.name: self.sandbox.default_limits_for(variants.variant_pack(pack, variant))
+            for variant in (pack.wasm.variants if pack.wasm is not None else ())
+        }
 
     def _current_limits(self) -> Limits:
         """The values typed into the limits panel, checked over the current language's defaults.

@@ -111,11 +111,18 @@ class LimitsPanel(QWidget):
         layout.addWidget(self.reset_button)
         layout.addStretch(1)
 
-    def set_defaults(self, defaults: AnyLimits) -> None:
-        """Show ``defaults`` (the language's: a compiler gets more memory) as placeholders; check against them."""
+    def set_defaults(self, defaults: AnyLimits, others: Mapping[str, AnyLimits] | None = None) -> None:
+        """Show ``defaults`` (the language's: a compiler gets more memory) as placeholders; check against them.
+
+        ``others``: the defaults of the language's other runtimes by name (its variants: the scientific
+        Python has more memory), shown beside a field where they differ; a run gets its runtime's.
+        """
         self._defaults = defaults
         for field, edit in self.fields.items():
-            edit.setPlaceholderText(f"{limit_value(defaults, field)} (default)")
+            shown = limit_value(defaults, field)
+            beside = [f"{name}: {value}" for name, other in (others or {}).items()
+                      if (value := limit_value(other, field)) != shown]  # fmt: skip
+            edit.setPlaceholderText(f"{shown} (default{'; ' + ', '.join(beside) if beside else ''})")
         self._revalidate()
 
     def texts(self) -> dict[str, str]:

@@ -405,8 +405,10 @@ class MainWindow(QMainWindow):
         if name:
             self.show_tab("limits")
 
-    def set_limit_defaults(self, defaults: Limits | ResolvedLimits) -> None:
-        self.limits.set_defaults(defaults)
+    def set_limit_defaults(
+        self, defaults: Limits | ResolvedLimits, others: Mapping[str, Limits | ResolvedLimits] | None = None
+    ) -> None:
+        self.limits.set_defaults(defaults, others)
 
     def set_limit_texts(self, texts: Mapping[str, str]) -> None:
         self.limits.set_texts(texts)

@@ -7,7 +7,7 @@ import pytest
 from playground.app.limits_panel import field_errors, parse_limits
 from playground.core import DEFAULT_LIMITS, UNLIMITED, InvalidLimits
 from playground.core.limits import MiB
-from tests.gui.conftest import Playground
+from tests.gui.conftest import Playground, save_artifact
 
 
 def test_empty_fields_are_the_defaults() -> None:
@@ -47,7 +47,8 @@ def test_bad_values_are_refused_with_the_reason(field: str, text: str, why: str)
 def test_panel_shows_defaults_and_refuses_a_bad_value_before_running(playground: Playground) -> None:
     window, controller = playground.window, playground.controller
     panel = window.limits
-    assert panel.fields["memory"].placeholderText() == "128M (default)"
+    assert window.current_language() == "python"
+    assert panel.fields["memory"].placeholderText() == "128M (default; scientific: 256M)"  # a variant's differs
     assert panel.fields["wall_time"].placeholderText() == "10s (default)"
     assert panel.fields["max_files"].placeholderText() == "256 (default)"
     panel.fields["memory"].setText("lots")
@@ -77,6 +78,12 @@ def test_a_scientific_program_gets_the_runtimes_default_memory_unless_the_panel_
     The panel shows the language's defaults; a run gets what was typed over its runtime's own.
     """
     controller, window = playground.controller, playground.window
+    playground.select("python")
+    memory = window.limits.fields["memory"]
+    assert memory.placeholderText() == "128M (default; scientific: 256M)"
+    assert window.limits.fields["wall_time"].placeholderText() == "10s (default)"
+    window.show_tab("limits")
+    save_artifact(window, "limits_scientific_default.png")
     ols = (
         "import numpy as np\nimport statsmodels.api as sm\nx = np.arange(20.0)\n"
         "print(sm.OLS(2 * x + 1, sm.add_constant(x)).fit().params.round(2).tolist())\n"
