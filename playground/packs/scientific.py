@@ -273,7 +273,7 @@ IMPORT_SNAPSHOTS: Final = (
     _snapshot(STATS_PRELOAD, ("seaborn", "statsmodels"), ("PANDAS_*", "MPL*", "SCIPY_*")),
     _snapshot(tuple(f"scipy.{name}" for name in SCIPY_PRELOAD), ("scipy",), ("SCIPY_*",)),
     _snapshot(("pandas", *PYPLOT), ("pandas", "matplotlib"), ("PANDAS_*", "MPL*"), all_imports=True),
-    _snapshot(("pandas",), ("pandas", "seaborn", "statsmodels"), ("PANDAS_*",)),
+    _snapshot(("pandas",), ("pandas",), ("PANDAS_*",)),
     _snapshot(PYPLOT, ("matplotlib", "pylab"), ("MPL*",)),
     _snapshot(("sympy",), ("sympy",), ("SYMPY_*",)),
 )

@@ -353,7 +353,7 @@ async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
     for name in ("python (scientific) snapshot for sklearn", "python (scientific) snapshot for scipy",
                  "python (scientific) snapshot for seaborn, statsmodels", "python (scientific) snapshot for sympy",
                  "python (scientific) snapshot for pandas + matplotlib",
-                 "python (scientific) snapshot for pandas, seaborn, statsmodels",
+                 "python (scientific) snapshot for pandas",
                  "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
         assert names[name].ok and names[name].detail.startswith("ready"), names.get(name)
 
