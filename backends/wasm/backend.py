@@ -218,7 +218,7 @@ class WasmBackend:
             if not self.snapshots.code_compiled(kind.snapshot):
                 how = "compiling its code once, then starting it"
             progress(f"preparing the {self._label(pack)} {kind.name} ({how})")
-            if self.snapshots.image(pack, None, kind.snapshot, kind.preopens) is None:
+            if not self.snapshots.build(pack, None, kind.snapshot, kind.preopens):
                 failure = self.snapshots.failure(spec, kind.snapshot, kind.preopens)
                 progress(f"no {self._label(pack)} {kind.name} ({failure}): its {kind.serves} start cold")
             else:

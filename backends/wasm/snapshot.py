@@ -336,9 +336,30 @@ class Snapshots:
         with self._lock:
             return self._failed.get(self.key(spec, snap, preopens))
 
-    def image(
+    def build(
         self, pack: Pack, progress: ProgressCallback | None, snap: WasmSnapshot | None = None,
         preopens: Sequence[str] = (),
+    ) -> bool:
+        """Make sure ``image`` finds the snapshot on disk (captured now if needed), without keeping it here.
+
+        What ``provision`` does for every snapshot of a runtime: the
+        scientific Python has eight (about 630 MiB of images), and a process
+        that then runs some of its programs (the window, an MCP server)
+        would otherwise hold all of them in memfds for its life. A run loads
+        the one it needs (``image``). False when it cannot be built here.
+        """
+        spec = pack.wasm
+        snap = snap or (spec.snapshot if spec is not None else None)
+        if spec is None or snap is None:
+            return False
+        if self.ready(spec, snap, preopens):
+            return True
+        got = self.image(pack, progress, snap, preopens, keep=False)
+        return got is not None
+
+    def image(
+        self, pack: Pack, progress: ProgressCallback | None, snap: WasmSnapshot | None = None,
+        preopens: Sequence[str] = (), *, keep: bool = True,
     ) -> tuple[wasmtime.Module, Image] | None:
         """The code module and verified image for ``pack``'s runs, captured first when needed.
 
@@ -349,7 +370,8 @@ class Snapshots:
         starts, so a run that preopens more (a session's ``/.session``) needs
         a capture that had them. None when there is no snapshot or it cannot
         be built here (the reason is logged once and kept: ``failure``); the
-        run then starts cold.
+        run then starts cold. ``keep`` False (``build``): an image made or
+        loaded here is closed, not kept for the next run.
         """
         spec = pack.wasm
         snap = snap or (spec.snapshot if spec is not None else None)
@@ -372,6 +394,9 @@ class Snapshots:
                     image = self._load(key, snap)
                     if image is None:
                         image = self._capture(pack, module, key, progress, snap=snap, preopens=preopens)
+                    if not keep:
+                        image.memory.close()
+                        return module, image
                     with self._lock:
                         self._images[key] = image
             return module, image

@@ -391,3 +391,22 @@ async def test_a_session_that_moves_to_the_scientific_runtime_gets_its_default_m
         finally:
             session.close()
             chosen.close()
+
+
+async def test_provisioning_builds_a_snapshot_without_keeping_its_image_in_the_process(sci: Sandbox) -> None:
+    """``provision`` prepares all eight of the runtime's snapshots (about 630 MiB of images); a process keeps only
+    those its runs use, loaded from the cache when one first needs it."""
+    backend = WasmBackend(packs=[python.PACK])
+    scientific = sci.pack_for(Spec(lang="python", code="import sympy"))
+    spec = scientific.wasm
+    assert spec is not None
+    (algebra,) = [s for s in spec.import_snapshots if s.for_imports == ("sympy",)]
+    path = backend.snapshots.path(spec, algebra)
+    path.unlink(missing_ok=True)
+    with Sandbox(backends=[backend], packs=[python.PACK], default_limits=LIMITS) as fresh:
+        backend.provision(scientific, lambda line: None)
+        assert path.is_file()
+        assert backend.snapshots._images == {}  # built and stored, none held
+        result = await fresh.run(Spec(lang="python", code="import sympy\nprint(sympy.sqrt(8))"))
+        assert result.stdout == b"2*sqrt(2)\n", result.stderr
+        assert list(backend.snapshots._images) == [backend.snapshots.key(spec, algebra)]  # the one a run used
