@@ -349,9 +349,12 @@ function interp() {
     } catch (err) {
       // Ctrl-C reaches the whole process group: a child the code waited for (execSync) may die of it
       // before V8 stops the code, and its "Command failed" error would win the race. It is the same
-      // interruption, so it is told as one.
+      // interruption, so it is told as one; node may still hold that signal (as after an EINTR,
+      // takeLateSigint), and would stop a later eval with it: it is taken now.
       const failure = err !== null && typeof err === 'object' ? err : {};
-      const ctrlC = failure.signal === 'SIGINT' || (failure.code === 'EINTR' && takeLateSigint());
+      const killed = failure.signal === 'SIGINT';
+      if (killed) takeLateSigint();
+      const ctrlC = killed || (failure.code === 'EINTR' && takeLateSigint());
       complain(ctrlC ? interruption() : err);
       status = 1;
     }

@@ -123,3 +123,20 @@ async def test_a_ctrl_c_that_ends_a_read_before_node_sees_it_does_not_stop_a_lat
     # An EINTR with no Ctrl-C behind it stays the program's own error.
     own = await session.eval("throw Object.assign(new Error('my own read'), { code: 'EINTR' })")
     assert own.exit_code == 1 and b"my own read" in own.stderr, own
+
+
+@pytest.mark.parametrize("session", ["node"], indirect=True)
+async def test_a_ctrl_c_that_kills_the_awaited_child_first_does_not_stop_a_later_eval(session: Session) -> None:
+    """The same race with ``execSync``: Ctrl-C reaches the whole group, the child dies of it and its error
+    ends the eval before node's watchdog thread has seen the signal, which node then kept for a later
+    eval (CI: the next busy loop of ``test_interrupt_stops_the_input_and_keeps_the_state`` ended within
+    its first 0.5 s, 1 full-file run in 4 under load). The guest makes the race: it signals itself and
+    throws the error of a child killed by SIGINT at once."""
+    assert (await session.eval(SET_X["node"])).exit_code == 0
+    race = "process.kill(process.pid, 'SIGINT'); throw Object.assign(new Error('Command failed'), { signal: 'SIGINT' })"
+    later = "{ const t = Date.now(); while (Date.now() - t < 300) {} } x + 1"
+    for _ in range(8):
+        raced = await session.eval(race)
+        assert (raced.exit_code, raced.stderr) == (1, MESSAGE["node"]), raced
+        after = await session.eval(later)
+        assert (after.exit_code, after.stdout, after.stderr) == (0, b"42\n", b""), after
