@@ -45,7 +45,6 @@ from playground.core import (
     Spec,
     UnknownLanguage,
     program_file,
-    variants,
 )
 from playground.core.handoff import in_daemon_thread
 
@@ -284,11 +283,7 @@ class Controller:
 
     def _variant_defaults(self, language: str) -> dict[str, ResolvedLimits]:
         """The default limits of ``language``'s other runtimes (the scientific Python's), by variant name."""
-        pack = self.sandbox.pack(language)
-        return {
-            variant.name: self.sandbox.default_limits_for(variants.variant_pack(pack, variant))
-            for variant in (pack.wasm.variants if pack.wasm is not None else ())
-        }
+        return self.sandbox.variant_defaults(language)
 
     def _current_limits(self) -> Limits:
         """The values typed into the limits panel, checked over the current language's defaults.

@@ -473,6 +473,16 @@ class Sandbox:
                 self._pack_defaults[key] = cached
         return cached
 
+    def variant_defaults(self, pack: Pack | str) -> dict[str, ResolvedLimits]:
+        """``default_limits_for`` each other runtime of ``pack`` (the scientific Python's), by variant name.
+
+        A session or a run moves to one of those when its code needs it, and
+        then takes that runtime's defaults for what its caller did not set.
+        """
+        found = self.pack(pack) if isinstance(pack, str) else pack
+        others = found.wasm.variants if found.wasm is not None else ()
+        return {variant.name: self.default_limits_for(variants.variant_pack(found, variant)) for variant in others}
+
     def resolve_limits(self, overrides: Limits | None, pack: Pack | str | None = None) -> ResolvedLimits:
         """The defaults (``pack``'s when given, see ``default_limits_for``) with ``overrides`` merged in, validated."""
         base = self.default_limits if pack is None else self.default_limits_for(pack)

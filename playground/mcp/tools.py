@@ -28,6 +28,7 @@ import binascii
 import dataclasses
 import itertools
 import logging
+from collections.abc import Callable, Collection
 from typing import Annotated, Literal
 
 import anyio
@@ -181,7 +182,7 @@ async def execute_code(
         progress = _progress_reporter(ctx)
         try:  # a runtime used for the first time (the scientific one) and packages are set up here, outside
             # the time limit
-            await asyncio.to_thread(state.sandbox.prepare, pack.name, lambda line: progress(line, -1.0), spec=spec)
+            await asyncio.to_thread(state.sandbox.prepare, pack.name, _preparing(progress), spec=spec)
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
         try:
@@ -247,7 +248,18 @@ async def eval_session(
             raise ToolError("give 'language' to start a new session, or 'session_id' to continue one")
         pack = _resolve_language(state, language)
         limits = _request_limits(state, pack, timeout, memory, max_output)
-        session = await _create_session(state, pack, limits)
+        asked = {"wall_time", "cpu_time"} if timeout is not None else set()
+        asked |= {name for name, value in (("memory", memory), ("max_output", max_output)) if value is not None}
+        # The language's runtime, and the one its first input moves the session to (the scientific Python's for
+        # `import numpy`), are set up here, outside any limit, as execute_code does: a session cannot start or
+        # move on a runtime that is not there.
+        progress = _preparing(_progress_reporter(ctx))
+        try:
+            await asyncio.to_thread(state.sandbox.prepare, pack.name, progress)
+            await asyncio.to_thread(state.sandbox.prepare, pack.name, progress, spec=Spec(lang=pack.name, code=code))
+        except SandboxError as exc:
+            raise ToolError(str(exc)) from None
+        session = await _create_session(state, pack, _session_limits(state, pack, limits, asked))
 
     error: LimitExceeded | None = None
     async with state.gate:
@@ -332,6 +344,11 @@ def _progress_reporter(ctx: Context[ServerState]) -> ProgressCallback:
             coro.close()
 
     return report
+
+
+def _preparing(progress: ProgressCallback) -> Callable[[str], None]:
+    """``progress`` for ``Sandbox.prepare``'s lines: set-up has no known fraction."""
+    return lambda line: progress(line, -1.0)
 
 
 def _resolve_language(state: ServerState, language: str) -> Pack:
@@ -456,8 +473,31 @@ def _get_session(state: ServerState, session_id: str) -> Session:
                         "created); start a new one by calling eval_session with 'language'") from None
 
 
-async def _create_session(state: ServerState, pack: Pack, limits: ResolvedLimits) -> Session:
-    config = SessionConfig(limits=limits.as_limits(), idle_timeout=state.config.session_idle_timeout)
+def _session_limits(state: ServerState, pack: Pack, limits: ResolvedLimits, asked: Collection[str]) -> Limits:
+    """What a new session is given of ``limits``: what the agent ``asked`` for, or a ceiling must hold.
+
+    A field left out stays a default, so a session that moves to another
+    runtime of its language (the scientific Python) takes that runtime's
+    (its memory) as a one-shot run would. Where some runtime's default is
+    above the server's ceiling, the field is set: to the highest default
+    the ceiling allows, which then holds for every runtime of the session.
+    """
+    base = state.sandbox.default_limits_for(pack)
+    runtimes = [base, *state.sandbox.variant_defaults(pack).values()]
+    held = [state.config.clipped(defaults) for defaults in runtimes]
+    chosen: dict[str, object] = {}
+    for field in dataclasses.fields(ResolvedLimits):
+        name = field.name
+        mine = getattr(limits, name)
+        if name in asked or mine != getattr(base, name):  # the agent's, or the language's default held
+            chosen[name] = mine
+        elif any(getattr(c, name) != getattr(d, name) for c, d in zip(held, runtimes, strict=True)):
+            chosen[name] = max(getattr(c, name) for c in held)  # all finite: a ceiling clipped one of them
+    return Limits(**chosen)  # type: ignore[arg-type]
+
+
+async def _create_session(state: ServerState, pack: Pack, limits: Limits) -> Session:
+    config = SessionConfig(limits=limits, idle_timeout=state.config.session_idle_timeout)
     try:
         return await state.sessions.create(pack.name, config)
     except Unsupported as exc:

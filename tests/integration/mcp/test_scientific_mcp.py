@@ -53,3 +53,31 @@ async def test_a_statsmodels_fit_runs_under_the_scientific_runtimes_default_memo
     assert roomy["limits"]["memory"] == "256M"
     assert tight["status"] == "limit_exceeded" and tight["limit_exceeded"] == "memory", tight
     assert tight["limits"]["memory"] == "128M"
+
+
+async def test_a_session_that_moves_to_the_scientific_runtime_gets_its_memory_up_to_the_ceiling() -> None:
+    """A session whose first input moves it to the scientific runtime takes that runtime's 256 MiB when the agent
+    asked for no memory (the OLS fit needs more than 128 MiB); one that asked for 128M keeps it; a server ceiling
+    below 256M holds, at the highest value it allows."""
+    imports = "import numpy as np\nimport statsmodels.api as sm\nx = np.arange(20.0)"
+    fit = "print(sm.OLS(2 * x + 1, sm.add_constant(x)).fit().params.round(2).tolist())"
+
+    async def limits_of(client: object, **asked: str) -> tuple[str, str, dict[str, object]]:
+        """The memory of a plain session, of one that moved, and the moved one's fit."""
+        plain = ok(await call(client, "eval_session", language="python", code="y = 1", **asked))
+        moved = ok(await call(client, "eval_session", language="python", code=imports, **asked))
+        assert moved["exit_code"] == 0, moved["stderr"]
+        fitted = ok(await call(client, "eval_session", session_id=moved["session_id"], code=fit))
+        return plain["limits"]["memory"], fitted["limits"]["memory"], fitted
+
+    async with connect(real_server("--wasm-only", "--max-timeout", "120s")) as client:
+        plain, moved, fitted = await limits_of(client, timeout="120s")
+        assert (plain, moved) == ("128M", "256M")
+        assert fitted["exit_code"] == 0 and fitted["stdout"] == "[1.0, 2.0]\n", fitted["stderr"]
+        plain, moved, fitted = await limits_of(client, timeout="120s", memory="128M")
+        assert (plain, moved) == ("128M", "128M")
+        assert fitted["status"] == "limit_exceeded" and fitted["limit_exceeded"] == "memory", fitted
+    async with connect(real_server("--wasm-only", "--max-timeout", "120s", "--max-memory", "200M")) as client:
+        plain, moved, fitted = await limits_of(client, timeout="120s")
+        assert (plain, moved) == ("200M", "200M")
+        assert fitted["exit_code"] == 0 and fitted["stdout"] == "[1.0, 2.0]\n", fitted["stderr"]
