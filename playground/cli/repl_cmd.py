@@ -379,6 +379,9 @@ class Repl:
             self.terminal.note("(a fresh interpreter ran this input)")
         if result.interrupted:
             self.terminal.note("KeyboardInterrupt (the interpreter keeps its state)")
+        hint = self.session.hint(result) if result.exit_code != 0 else None
+        if hint:
+            self.terminal.note(f"playground: hint: {hint}")
 
 
 def repl_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:

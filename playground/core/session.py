@@ -197,6 +197,8 @@ class Session:
         self._pack = pack
         #: The language's own pack; ``_pack`` may become one of its variants (see ``_pick_runtime``).
         self._base_pack = pack
+        #: The variant ``_pack`` runs on ("": the language's own runtime).
+        self._runtime_name = ""
         #: True while the current interpreter has run no input (it can still be swapped for a variant).
         self._fresh = True
         self._guest: GuestSession | None = None
@@ -267,15 +269,28 @@ class Session:
         """
         if not self._fresh or self.backend_name != "wasm":  # variants are Wasm runtimes; other tiers have one
             return
-        wanted = variants.variant_pack(self._base_pack, variants.choose(self._base_pack, code))
+        chosen = variants.choose(self._base_pack, code)
+        wanted = variants.variant_pack(self._base_pack, chosen)
         if wanted.wasm == self._pack.wasm or self._backend.session_unavailable_reason(wanted) is not None:
             return
         self._pack = wanted
+        self._runtime_name = chosen.name if chosen is not None else ""
         if self._limits_for is not None:  # the variant's own defaults (the scientific Python's memory)
             self.limits = self._limits_for(wanted)
         if self._guest is not None:
             self._guest.close()
             self._guest = None
+
+    def hint(self, result: Result) -> str | None:
+        """A sentence on how to get the module an input could not import (``ModuleNotFoundError``), or None.
+
+        A session keeps the runtime its first input picked, so the way to
+        another runtime of the language is a new session (``Sandbox.hint``
+        is the same for one-shot runs). Only the Wasm tier has variants.
+        """
+        if self.backend_name != "wasm":
+            return None
+        return variants.missing_module_hint(self._base_pack, result.stderr, runtime=self._runtime_name, session=True)
 
     @property
     def editing(self) -> Editing:

@@ -139,22 +139,36 @@ def missing_module(stderr: bytes) -> str | None:
     return found[-1].decode("ascii").split(".", 1)[0] if found else None
 
 
-def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
+def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session: bool = False) -> str | None:
     """One sentence saying how to get the module a failed program could not import, or None.
 
     ``runtime`` is the variant that ran (empty: the pack's own runtime).
+    ``session``: the input was a REPL session's, whose runtime is the one
+    its first input picked and which cannot add packages.
     """
     module = missing_module(stderr)
     if module is None:
         return None
     for variant in _variants(pack):
         if module in variant.provides and variant.name != runtime:
+            if session:
+                return (
+                    f"{module} is in {pack.name}'s {variant.name} runtime; a session starts on it when its first "
+                    f"input imports {module} by name, and keeps the runtime it started on: start a new session "
+                    f"whose first input is 'import {module}'"
+                )
             return (
                 f"{module} is in {pack.name}'s {variant.name} runtime, which the sandbox picks when the program "
                 f"imports it by name (import {module}) or asks for it as a package (--pip {module})"
             )
     if runtime and any(module in v.provides for v in _variants(pack) if v.name == runtime):
         return None
+    if session:
+        return (
+            f"{module} is not part of this {pack.name} runtime, and a session cannot add packages; if it is a "
+            f"pure-Python package on PyPI, a one-shot run can (--pip {_pypi_guess(module)} on the command line, "
+            "packages in the library and MCP)"
+        )
     return (
         f"{module} is not part of this {pack.name} runtime; if it is a pure-Python package on PyPI, "
         f"add it to the run (--pip {_pypi_guess(module)} on the command line, packages in the library and MCP)"

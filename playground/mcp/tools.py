@@ -283,6 +283,8 @@ async def eval_session(
         inline_text_bytes=state.config.inline_text_bytes, max_embed_bytes=state.config.max_embed_bytes,
     )
     fields |= {"session_id": session.id, "session_alive": alive, "restarted": result.restarted}
+    if error is None and result.exit_code != 0:  # ModuleNotFoundError: which runtime has it (a new session's)
+        fields["hint"] = session.hint(result)
     return tool_result(SessionOutput.model_validate(fields), blocks)
 
 

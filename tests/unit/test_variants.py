@@ -61,6 +61,16 @@ def test_missing_module_hints() -> None:
     assert "opencv-python" in (missing_module_hint(python.PACK, b"ModuleNotFoundError: No module named 'cv2'") or "")
 
 
+def test_missing_module_hints_in_a_session_point_to_a_new_session() -> None:
+    """A session keeps the runtime its first input picked and cannot add packages: the hints say what works."""
+    err = b"ModuleNotFoundError: No module named 'numpy'\n"
+    hint = missing_module_hint(python.PACK, err, session=True)
+    assert hint is not None and "new session" in hint and "'import numpy'" in hint
+    assert missing_module_hint(python.PACK, err, runtime="scientific", session=True) is None  # it is there: a real bug
+    other = missing_module_hint(python.PACK, b"ModuleNotFoundError: No module named 'requests'", session=True)
+    assert other is not None and "session cannot add packages" in other and "--pip requests" in other
+
+
 @pytest.mark.parametrize("good", ["tabulate", "sympy==1.13.3", "rich>=13", "python_slugify", "A.b-c"])
 def test_plain_requirements_are_accepted(good: str) -> None:
     assert parse_requirement(good).name == parse_requirement(good.lower()).name

@@ -81,3 +81,15 @@ async def test_a_session_that_moves_to_the_scientific_runtime_gets_its_memory_up
         plain, moved, fitted = await limits_of(client, timeout="120s")
         assert (plain, moved) == ("200M", "200M")
         assert fitted["exit_code"] == 0 and fitted["stdout"] == "[1.0, 2.0]\n", fitted["stderr"]
+
+
+async def test_a_session_on_the_light_runtime_that_imports_numpy_later_is_told_to_start_a_new_one() -> None:
+    async with connect(real_server("--wasm-only", "--max-timeout", "120s")) as client:
+        plain = ok(await call(client, "eval_session", language="python", code="y = 1", timeout="120s"))
+        later = ok(await call(client, "eval_session", session_id=plain["session_id"], code="import numpy"))
+        fresh = ok(await call(client, "eval_session", language="python", code="import numpy", timeout="120s"))
+        ran = ok(await call(client, "execute_code", language="python", code="import requests"))
+    assert later["exit_code"] == 1 and "ModuleNotFoundError" in later["stderr"]
+    assert "start a new session whose first input is 'import numpy'" in later["hint"], later["hint"]
+    assert (fresh["exit_code"], fresh["hint"]) == (0, None)
+    assert "--pip requests" in ran["hint"] and "session" not in ran["hint"]

@@ -272,11 +272,15 @@ def test_python_repl_blocks_and_history(start, tmp_path: Path) -> None:  # type:
     t.line("double")
     t.expect(r"NameError")
     t.expect(r">>> ")
+    t.line("import numpy")  # the session started on the light runtime and keeps it
+    t.expect(r"ModuleNotFoundError")
+    t.expect(r"hint: numpy is in python's scientific runtime; .* start a new session whose first input")
+    t.expect(r">>> ")
     t.type("\x04")  # Ctrl-D
     assert t.close() == 0
     t2 = start("python")
     t2.expect(r">>> ")
     t2.type("\x1b[A")  # up arrow: the last line of the previous session
-    t2.expect(r"double")
+    t2.expect(r"import numpy")
     t2.type("\x15:quit\r")  # Ctrl-U clears the line
     assert t2.close() == 0
