@@ -80,7 +80,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import wasmtime
 
@@ -520,7 +520,7 @@ class Snapshots:
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(_HEADER.pack(_MAGIC, digest.digest(), len(meta_bytes)))
                     handle.write(meta_bytes)
-                    handle.write(memory)
+                    _write_sparse(handle, memory)
                     handle.flush()
                     os.fsync(handle.fileno())
                 os.chmod(tmp, 0o600)
@@ -696,3 +696,27 @@ class Snapshots:
             MemoryImage(memory, name=f"snapshot-{key[:12]}"), stack_pointer, start.length, got["monotonic"], key,
             snap.entry_export, snap.alloc_export,
         )  # fmt: skip
+
+
+#: Runs of zeros at least this long are not written to a snapshot file (``_write_sparse``).
+_HOLE: Final = 65536
+
+
+def _write_sparse(handle: BinaryIO, data: bytes) -> None:
+    """Write ``data`` at the file's position, leaving each 64 KiB run of zeros a hole (the file system stores
+    no blocks for it; reading it gives the zeros back, so the checksum is the same).
+
+    Why: 3-45 % of a snapshot's memory is such runs (heap a runtime
+    reserved, stacks); in one cache with the scientific runtime's eight,
+    869 MiB of snapshot files held 165 MiB of them.
+    """
+    view = memoryview(data)
+    zero = bytes(_HOLE)
+    start = handle.tell()
+    for offset in range(0, len(view), _HOLE):
+        chunk = view[offset : offset + _HOLE]
+        if chunk == zero[: len(chunk)]:
+            handle.seek(len(chunk), os.SEEK_CUR)
+        else:
+            handle.write(chunk)
+    handle.truncate(start + len(view))  # a hole at the end still counts in the size

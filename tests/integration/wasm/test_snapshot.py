@@ -350,6 +350,8 @@ async def test_a_corrupt_snapshot_is_captured_again_and_old_ones_are_pruned(tmp_
     path = backend.snapshots.path(spec)
     good = path.read_bytes()
     assert oct(path.stat().st_mode & 0o777) == "0o600" and oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    zeros = sum(good[i : i + 65536] == bytes(65536) for i in range(0, len(good) - 65535, 65536)) * 65536
+    assert zeros > 0 and path.stat().st_blocks * 512 <= len(good) - zeros + 65536 * 2  # runs of zeros are holes
     corrupt = bytearray(good)
     corrupt[len(corrupt) // 2] ^= 0xFF
     path.write_bytes(bytes(corrupt))
