@@ -225,6 +225,9 @@ class ReplController:
                 view.append("restarted: the previous interpreter died, so this ran in a fresh one", "note")
             if result.exit_code:
                 view.append(f"exit {result.exit_code}", "note")
+                hint = session.hint(result)  # a module this session's runtime lacks: where it is
+                if hint:
+                    view.append(f"hint: {hint}", "note")
             view.set_status(f"session running on {session.backend_name} · last eval: "
                             f"{limits_used(result, session.limits)}")
         finally:

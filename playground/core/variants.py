@@ -154,8 +154,8 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
             if session:
                 return (
                     f"{module} is in {pack.name}'s {variant.name} runtime; a session starts on it when its first "
-                    f"input imports {module} by name, and keeps the runtime it started on: start a new session "
-                    f"whose first input is 'import {module}'"
+                    f"input imports {module} by name, and keeps the runtime it started on: reset the session (or "
+                    f"start a new one) and make 'import {module}' its first input"
                 )
             return (
                 f"{module} is in {pack.name}'s {variant.name} runtime, which the sandbox picks when the program "

@@ -49,6 +49,21 @@ def test_python_session_keeps_state_across_two_evals(playground: Playground) -> 
     assert "NameError" in repl.transcript_text().split(">>> print(x)")[-1]
 
 
+def test_a_session_that_imports_numpy_later_is_told_to_start_a_new_one(playground: Playground) -> None:
+    playground.select("python")
+    repl = playground.window.repl
+    submit(playground, "x = 1")
+    submit(playground, "import numpy")
+    after = repl.transcript_text().split(">>> import numpy")[-1]
+    assert "ModuleNotFoundError" in after and "hint: numpy is in python's scientific runtime" in after, after
+    assert "reset the session (or start a new one) and make 'import numpy' its first input" in after, after
+    repl.reset_button.click()  # as the hint says: the reset session's first input picks its runtime
+    playground.qtbot.waitUntil(lambda: "session reset" in repl.transcript_text(), timeout=60_000)
+    submit(playground, "import numpy as np\nprint(np.arange(4).sum())\n")
+    moved = repl.transcript_text().split("np.arange(4)")[-1]
+    assert "\n6\n" in moved and "Error" not in moved, moved
+
+
 def test_python_output_streams_while_the_eval_runs(playground: Playground) -> None:
     playground.select("python")
     repl = playground.window.repl

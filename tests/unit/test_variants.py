@@ -65,7 +65,7 @@ def test_missing_module_hints_in_a_session_point_to_a_new_session() -> None:
     """A session keeps the runtime its first input picked and cannot add packages: the hints say what works."""
     err = b"ModuleNotFoundError: No module named 'numpy'\n"
     hint = missing_module_hint(python.PACK, err, session=True)
-    assert hint is not None and "new session" in hint and "'import numpy'" in hint
+    assert hint is not None and "reset the session (or start a new one)" in hint and "'import numpy'" in hint
     assert missing_module_hint(python.PACK, err, runtime="scientific", session=True) is None  # it is there: a real bug
     other = missing_module_hint(python.PACK, b"ModuleNotFoundError: No module named 'requests'", session=True)
     assert other is not None and "session cannot add packages" in other and "--pip requests" in other

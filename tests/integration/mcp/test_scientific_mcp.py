@@ -90,6 +90,6 @@ async def test_a_session_on_the_light_runtime_that_imports_numpy_later_is_told_t
         fresh = ok(await call(client, "eval_session", language="python", code="import numpy", timeout="120s"))
         ran = ok(await call(client, "execute_code", language="python", code="import requests"))
     assert later["exit_code"] == 1 and "ModuleNotFoundError" in later["stderr"]
-    assert "start a new session whose first input is 'import numpy'" in later["hint"], later["hint"]
+    assert "start a new one) and make 'import numpy' its first input" in later["hint"], later["hint"]
     assert (fresh["exit_code"], fresh["hint"]) == (0, None)
     assert "--pip requests" in ran["hint"] and "session" not in ran["hint"]

@@ -274,7 +274,7 @@ def test_python_repl_blocks_and_history(start, tmp_path: Path) -> None:  # type:
     t.expect(r">>> ")
     t.line("import numpy")  # the session started on the light runtime and keeps it
     t.expect(r"ModuleNotFoundError")
-    t.expect(r"hint: numpy is in python's scientific runtime; .* start a new session whose first input")
+    t.expect(r"hint: numpy is in python's scientific runtime; .* reset the session")
     t.expect(r">>> ")
     t.type("\x04")  # Ctrl-D
     assert t.close() == 0
