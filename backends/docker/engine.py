@@ -19,11 +19,6 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
-import docker  # type: ignore[import-untyped]
-import docker.errors  # type: ignore[import-untyped]
-import docker.tls  # type: ignore[import-untyped]
-import requests
-
 from backends.docker.attachment import Attachment
 from backends.docker.engine_types import (
     ContainerGone,
@@ -91,22 +86,41 @@ def _translated(what: str) -> Iterator[None]:
     """Translate SDK and transport errors into this module's exceptions, once."""
     try:
         yield
-    except docker.errors.ImageNotFound as exc:
-        raise ImageNotFound(f"{what}: {_describe(exc)}", detail=_describe(exc)) from exc
-    except docker.errors.NotFound as exc:
-        raise ContainerGone(f"{what}: {_describe(exc)}", detail=_describe(exc)) from exc
-    except docker.errors.APIError as exc:
-        raise EngineError(f"{what}: {_describe(exc)}", detail=_describe(exc)) from exc
-    except docker.errors.DockerException as exc:
-        raise _connection_error(what, exc) from exc
-    except requests.exceptions.SSLError as exc:
-        raise _tls_error(what, exc) from exc
-    except PermissionError as exc:
-        raise EnginePermissionDenied(f"{what}: permission denied ({exc})", detail=str(exc)) from exc
-    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError, TimeoutError) as exc:
-        raise _connection_error(what, exc) from exc
-    except requests.exceptions.RequestException as exc:
-        raise EngineError(f"{what}: {exc}", detail=str(exc)) from exc
+    except Exception as exc:
+        translated = _translation(what, exc)
+        if translated is None:
+            raise
+        raise translated from exc
+
+
+def _translation(what: str, exc: Exception) -> EngineError | None:
+    """This module's exception for an SDK or transport error (None: neither, it goes on as it is).
+
+    The Docker SDK (and requests under it) is imported here and in
+    ``Engine``, not with this module: that took about 0.19 s of every
+    ``playground`` command, and a program the Wasm tier runs never needs it.
+    """
+    import docker.errors  # type: ignore[import-untyped]
+    import requests
+
+    if isinstance(exc, docker.errors.ImageNotFound):
+        return ImageNotFound(f"{what}: {_describe(exc)}", detail=_describe(exc))
+    if isinstance(exc, docker.errors.NotFound):
+        return ContainerGone(f"{what}: {_describe(exc)}", detail=_describe(exc))
+    if isinstance(exc, docker.errors.APIError):
+        return EngineError(f"{what}: {_describe(exc)}", detail=_describe(exc))
+    if isinstance(exc, docker.errors.DockerException):
+        return _connection_error(what, exc)
+    if isinstance(exc, requests.exceptions.SSLError):
+        return _tls_error(what, exc)
+    if isinstance(exc, PermissionError):
+        return EnginePermissionDenied(f"{what}: permission denied ({exc})", detail=str(exc))
+    unreachable = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError, TimeoutError)
+    if isinstance(exc, unreachable):
+        return _connection_error(what, exc)
+    if isinstance(exc, requests.exceptions.RequestException):
+        return EngineError(f"{what}: {exc}", detail=str(exc))
+    return None
 
 
 def _tls_error(what: str, exc: BaseException) -> EngineTLSError:
@@ -146,6 +160,10 @@ class Engine:
         self.base_url = base_url
         #: How this engine speaks TLS (None: plain, as for a unix socket); copy it to open another connection.
         self.tls = tls
+        import docker  # see _translation
+        import docker.errors
+        import docker.tls  # type: ignore[import-untyped]
+
         try:
             config: Any = False
             if tls is not None:
@@ -423,6 +441,8 @@ class Engine:
             NetworkOverlap: the subnet clashes with an existing network.
             EngineError: anything else the daemon refused.
         """
+        import docker.types  # type: ignore[import-untyped]  # see _translation
+
         try:
             with _translated(f"create network {name}"):
                 pool = docker.types.IPAMPool(subnet=subnet, gateway=gateway)
