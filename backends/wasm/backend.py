@@ -67,6 +67,9 @@ class _SnapshotKind(NamedTuple):
     serves: str
     snapshot: WasmSnapshot
     preopens: tuple[str, ...]
+    #: Built by the first run that starts from it (before its clock) unless a set-up asks for everything
+    #: (``provision(complete=True)``): the import snapshots, which only some programs use.
+    on_first_run: bool = False
 
 
 class _State(enum.Enum):
@@ -132,8 +135,9 @@ class WasmBackend:
 
     # -- Provisionable protocol ---------------------------------------------------------------
 
-    def missing(self, pack: Pack) -> list[str]:
-        """What ``pack`` still needs here: runtime files not in the cache, then modules not compiled yet.
+    def missing(self, pack: Pack, *, complete: bool = False) -> list[str]:
+        """What ``pack`` still needs here: runtime files not in the cache, then modules not compiled yet,
+        then snapshots (the import snapshots only when ``complete``: see ``provision``).
 
         Cheap: a stat per artifact and per compiled module, no hashing.
         """
@@ -142,7 +146,7 @@ class WasmBackend:
             return absent
         needed = [f"{a.name} (compiled for this machine)" for a in _modules_of(pack) if not self.modules.has(a.sha256)]
         for kind in self._snapshot_kinds(pack):
-            if self._snapshot_missing(pack, kind):
+            if (complete or not kind.on_first_run) and self._snapshot_missing(pack, kind):
                 needed.append(f"{self._label(pack)} {kind.name} (a started interpreter for fast {kind.serves})")
         return needed
 
@@ -166,7 +170,7 @@ class WasmBackend:
         for extra in spec.import_snapshots:
             names, joint = extra.for_imports, " + " if extra.all_imports else ", "
             shown = joint.join(names) if len(names) <= 3 else f"{joint.join(names[:3])} and {len(names) - 3} more"
-            kinds.append(_SnapshotKind(f"snapshot for {shown}", "runs", extra, ()))
+            kinds.append(_SnapshotKind(f"snapshot for {shown}", "runs", extra, (), on_first_run=True))
         session_snap = session.session_snapshot(pack)
         if session_snap is not None:
             kinds.append(_SnapshotKind("session snapshot", "sessions", session_snap, (SESSION_DIR,)))
@@ -181,11 +185,17 @@ class WasmBackend:
             and self.snapshots.failure(spec, kind.snapshot, kind.preopens) is None
         )
 
-    def provision(self, pack: Pack, progress: Callable[[str], None]) -> None:
+    def provision(self, pack: Pack, progress: Callable[[str], None], *, complete: bool = False) -> None:
         """Fetch or build ``pack``'s missing runtimes into this backend's cache, then compile them (blocks).
 
         Compiling here (the scientific runtime takes a minute or more) keeps
         it out of every run: a run then only loads the compiled module.
+        Then the snapshots: the one every run starts from and the sessions';
+        the import snapshots (the scientific runtime's eight, 2-5 s each)
+        only when ``complete`` (``playground setup``). Otherwise the first
+        run that starts from one builds it, before its clock starts: a first
+        use of the scientific runtime took 88 s, 20 s of them for snapshots
+        its program did not use.
 
         Raises:
             BackendUnavailable: an artifact has no manifest entry, fetching/building
@@ -211,7 +221,7 @@ class WasmBackend:
             progress(f"compiled {artifact.name} in {time.monotonic() - started:.0f} s")
         spec = pack.wasm
         for kind in self._snapshot_kinds(pack):
-            if spec is None or not self._snapshot_missing(pack, kind):
+            if spec is None or (kind.on_first_run and not complete) or not self._snapshot_missing(pack, kind):
                 continue
             started = time.monotonic()
             how = "starting it"
@@ -241,7 +251,7 @@ class WasmBackend:
                     detail = f"ready in {self.snapshots.directory} ({one} start from it)"
                 else:
                     first = "run" if kind.serves == "runs" else "session"
-                    detail = f"not prepared yet: playground setup or the first {first} prepares it (about 0.4 s)"
+                    detail = f"not prepared yet: playground setup or the first {first} needing it does (0.4-5 s)"
                 failure = self.snapshots.failure(spec, kind.snapshot, kind.preopens)
                 lines.append(Diagnostic(
                     name=f"{self._label(pack)} {kind.name}", ok=failure is None, required=False,

@@ -637,7 +637,8 @@ class Snapshots:
         assert spec is not None and spec.module is not None
         if progress is not None:
             try:
-                progress(f"preparing the {pack.name} snapshot (once)", -1.0)
+                what = f"snapshot for {', '.join(snap.for_imports)}" if snap.for_imports else "snapshot"
+                progress(f"preparing the {pack.name} {what} (once, before the program's time limit starts)", -1.0)
             except Exception:
                 log.exception("progress callback failed")
         start, initial_sp = self._initial_image(pack, snap)

@@ -49,19 +49,20 @@ def progress_line(line: str) -> None:
         sys.stderr.flush()
 
 
-def prepare_language(sandbox: Sandbox, lang: str, spec: Spec | None = None) -> bool:
+def prepare_language(sandbox: Sandbox, lang: str, spec: Spec | None = None, *, complete: bool = False) -> bool:
     """Provision ``lang``'s runtime if it is missing; False (and a message) if that failed.
 
     With ``spec``, the runtime that program needs (a variant such as Python's
     scientific runtime when it imports numpy). An unknown language is left
-    to the command itself, which says so in its own words.
+    to the command itself, which says so in its own words. ``complete``
+    (``setup``): also the snapshots a first run would build for itself.
     """
     try:
         sandbox.pack(lang)
     except SandboxError:
         return True
     try:
-        sandbox.prepare(lang, progress_line, spec=spec)
+        sandbox.prepare(lang, progress_line, spec=spec, complete=complete)
     except SandboxError as exc:
         print(f"playground: {exc}", file=sys.stderr)
         return False
@@ -74,7 +75,7 @@ def prepare_variants(sandbox: Sandbox, lang: str) -> bool:
     for name, status in sandbox.variant_status(lang).items():
         progress_line(f"{lang} ({name} runtime)")
         try:
-            sandbox.prepare_pack(status.pack, progress_line)
+            sandbox.prepare_pack(status.pack, progress_line, complete=True)
         except SandboxError as exc:
             print(f"playground: {exc}", file=sys.stderr)
             ok = False
@@ -93,7 +94,7 @@ def _prepare_side_by_side(sandbox: Sandbox, languages: list[str]) -> list[str]:
     runtime, so interleaved lines still read.
     """
     with ThreadPoolExecutor(max_workers=max(1, len(languages)), thread_name_prefix="setup") as pool:
-        done = list(pool.map(lambda lang: prepare_language(sandbox, lang), languages))
+        done = list(pool.map(lambda lang: prepare_language(sandbox, lang, complete=True), languages))
     return [lang for lang, ok in zip(languages, done, strict=True) if not ok]
 
 

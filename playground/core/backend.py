@@ -96,12 +96,20 @@ class Provisionable(Protocol):
     never charged to a program's time limit.
     """
 
-    def missing(self, pack: Pack) -> list[str]:
-        """Names of what ``pack`` still needs here (empty when ready). Cheap: no hashing, no network."""
+    def missing(self, pack: Pack, *, complete: bool = False) -> list[str]:
+        """Names of what ``pack`` still needs here (empty when ready). Cheap: no hashing, no network.
+
+        ``complete``: also what a run builds for itself the first time it
+        needs it (before its clock starts), as ``provision`` says.
+        """
         ...
 
-    def provision(self, pack: Pack, progress: Callable[[str], None]) -> None:
+    def provision(self, pack: Pack, progress: Callable[[str], None], *, complete: bool = False) -> None:
         """Fetch or build what ``pack`` is missing; blocks; one ``progress`` line per step.
+
+        ``complete``: also what only some programs use, which the first of
+        them would otherwise build for itself (a set-up done ahead of use:
+        ``playground setup``).
 
         Raises:
             BackendUnavailable: a download, build or hash check failed (the message says which).

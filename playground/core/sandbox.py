@@ -391,7 +391,9 @@ class Sandbox:
             found[variant.name] = LanguageStatus(pack=view, backend=chosen.name if chosen else None, reasons=reasons)
         return found
 
-    def prepare(self, lang: str, progress: Callable[[str], None], *, spec: Spec | None = None) -> list[str]:
+    def prepare(
+        self, lang: str, progress: Callable[[str], None], *, spec: Spec | None = None, complete: bool = False
+    ) -> list[str]:
         """Fetch or build what the backend the policy would use for ``lang`` still lacks (blocks).
 
         Walks the policy order like routing does: stops at the first backend
@@ -400,26 +402,31 @@ class Sandbox:
         (empty when nothing was needed). Call it off the event loop; never
         part of a run, so a download is never charged to a time limit.
         With ``spec``, prepares the runtime that would run that program
-        (``pack_for``: a variant when its imports ask for one).
+        (``pack_for``: a variant when its imports ask for one). ``complete``:
+        see ``prepare_pack``.
 
         Raises:
             UnknownLanguage: ``lang`` matches no pack.
             BackendUnavailable: provisioning failed (the message says why).
         """
         pack = self.pack(lang) if spec is None else self.pack_for(spec)
-        done = self.prepare_pack(pack, progress)
+        done = self.prepare_pack(pack, progress, complete=complete)
         if spec is not None and (packages := self.packages_for(spec, progress)) is not None:
             done.append(f"packages: {packages.describe()}")
         return done
 
-    def prepare_pack(self, pack: Pack, progress: Callable[[str], None]) -> list[str]:
-        """``prepare`` for a pack as it is (a language, or a variant view from ``pack_for``/``variant_status``)."""
+    def prepare_pack(self, pack: Pack, progress: Callable[[str], None], *, complete: bool = False) -> list[str]:
+        """``prepare`` for a pack as it is (a language, or a variant view from ``pack_for``/``variant_status``).
+
+        ``complete`` (a set-up ahead of use): also what the first run that
+        needs it would build for itself (``Provisionable.provision``).
+        """
         for name in self.policy.order:
             backend = self._backends.get(name)
             if backend is None:
                 continue
-            if isinstance(backend, Provisionable) and (missing := backend.missing(pack)):
-                backend.provision(pack, progress)
+            if isinstance(backend, Provisionable) and (missing := backend.missing(pack, complete=complete)):
+                backend.provision(pack, progress, complete=complete)
                 return missing
             if backend.unavailable_reason(pack) is None:
                 return []

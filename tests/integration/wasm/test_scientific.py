@@ -393,9 +393,13 @@ async def test_a_session_that_moves_to_the_scientific_runtime_gets_its_default_m
             chosen.close()
 
 
-async def test_provisioning_builds_a_snapshot_without_keeping_its_image_in_the_process(sci: Sandbox) -> None:
-    """``provision`` prepares all eight of the runtime's snapshots (about 630 MiB of images); a process keeps only
-    those its runs use, loaded from the cache when one first needs it."""
+async def test_an_import_snapshot_is_built_by_its_first_run_before_the_clock_or_by_a_complete_setup(
+    sci: Sandbox,
+) -> None:
+    """A first use prepares the runtime and the snapshot every run starts from; an import snapshot (eight, about
+    630 MiB of images) is built by the first run that starts from it, before its clock starts (the sympy one takes
+    about 2 s: the run's 1 s wall limit is not met), or by ``playground setup`` (``complete``). A process keeps
+    only the images its runs use, loaded from the cache when one first needs it."""
     backend = WasmBackend(packs=[python.PACK])
     scientific = sci.pack_for(Spec(lang="python", code="import sympy"))
     spec = scientific.wasm
@@ -404,9 +408,17 @@ async def test_provisioning_builds_a_snapshot_without_keeping_its_image_in_the_p
     path = backend.snapshots.path(spec, algebra)
     path.unlink(missing_ok=True)
     with Sandbox(backends=[backend], packs=[python.PACK], default_limits=LIMITS) as fresh:
-        backend.provision(scientific, lambda line: None)
-        assert path.is_file()
-        assert backend.snapshots._images == {}  # built and stored, none held
-        result = await fresh.run(Spec(lang="python", code="import sympy\nprint(sympy.sqrt(8))"))
+        assert fresh.missing(scientific) == [] and fresh.prepare_pack(scientific, print) == []  # runnable as it is
+        (wanted,) = backend.missing(scientific, complete=True)
+        assert "snapshot for sympy" in wanted
+        quick = Spec(lang="python", code="import sympy\nprint(sympy.sqrt(8))", limits=Limits(wall_time=1.0))
+        result = await fresh.run(quick)
         assert result.stdout == b"2*sqrt(2)\n", result.stderr
+        assert path.is_file() and backend.missing(scientific, complete=True) == []
         assert list(backend.snapshots._images) == [backend.snapshots.key(spec, algebra)]  # the one a run used
+    path.unlink()
+    complete = WasmBackend(packs=[python.PACK])
+    with Sandbox(backends=[complete], packs=[python.PACK], default_limits=LIMITS) as setup:
+        assert setup.prepare_pack(scientific, print, complete=True) == [wanted]
+        assert path.is_file()
+        assert complete.snapshots._images == {}  # built and stored, none held
