@@ -7,7 +7,7 @@ import pytest
 from playground.core import InvalidSpec, Sandbox, Spec
 from playground.core.requirements import MAX_PACKAGES, parse_requirement
 from playground.core.variants import choose, missing_module, missing_module_hint, python_imports
-from playground.packs import python
+from playground.packs import javascript, lua, python
 
 
 @pytest.mark.parametrize(
@@ -59,6 +59,9 @@ def test_missing_module_hints() -> None:
     other = missing_module_hint(python.PACK, b"ModuleNotFoundError: No module named 'requests'")
     assert other is not None and "--pip requests" in other
     assert "opencv-python" in (missing_module_hint(python.PACK, b"ModuleNotFoundError: No module named 'cv2'") or "")
+    for other_language in (lua.PACK, javascript.PACK):  # no runtime or package to point to, whatever it printed
+        assert missing_module_hint(other_language, err) is None
+        assert missing_module_hint(other_language, err, session=True) is None
 
 
 def test_missing_module_hints_in_a_session_point_to_a_new_session() -> None:
