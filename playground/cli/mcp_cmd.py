@@ -127,9 +127,10 @@ def mcp_command(args: argparse.Namespace, make_sandbox: SandboxFactory) -> int:
             return 0
 
         def ready(url: str) -> None:
-            _say(f"serving MCP over streamable HTTP at {url}")
+            # The address line says the server is ready: whoever waits for it has the token by then.
             if generated:
                 _say(f"bearer token (send 'Authorization: Bearer <token>'): {options.token}")
+            _say(f"serving MCP over streamable HTTP at {url}")
 
         try:
             asyncio.run(run_http(server, options, on_ready=ready))
