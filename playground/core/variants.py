@@ -147,7 +147,7 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
     its first input picked and which cannot add packages.
     """
     module = missing_module(stderr)
-    if module is None or not (pack.caps.packages or any(True for _ in _variants(pack))):
+    if module is None or not (pack.caps.packages or tuple(_variants(pack))):
         return None  # a language that has no other runtime and takes no packages (a guest printed that line)
     for variant in _variants(pack):
         if module in variant.provides and variant.name != runtime:

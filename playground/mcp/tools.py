@@ -254,9 +254,11 @@ async def eval_session(
         # `import numpy`), are set up here, outside any limit, as execute_code does: a session cannot start or
         # move on a runtime that is not there.
         progress = _preparing(_progress_reporter(ctx))
+        first = Spec(lang=pack.name, code=code)
         try:
             await asyncio.to_thread(state.sandbox.prepare, pack.name, progress)
-            await asyncio.to_thread(state.sandbox.prepare, pack.name, progress, spec=Spec(lang=pack.name, code=code))
+            if state.sandbox.pack_for(first) is not pack:  # the first input moves it to a variant: that one too
+                await asyncio.to_thread(state.sandbox.prepare, pack.name, progress, spec=first)
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
         session = await _create_session(state, pack, _session_limits(state, pack, limits, asked))
