@@ -289,7 +289,7 @@ class ProcessPool:
                 self._died(proc, "the worker process is gone")
             raise NotSent(str(exc)) from None
         try:
-            return await handoff.await_worker(job.delivery.future, stop=lambda: self._cancel(proc, job_id))
+            return await job.delivery.wait(stop=lambda: self._cancel(proc, job_id))
         finally:
             loop.remove_reader(proc.out)
             self._release(proc)

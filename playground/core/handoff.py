@@ -53,6 +53,8 @@ class Delivery(Generic[T]):
         self._loop = asyncio.get_running_loop()
         self.future: asyncio.Future[T] = self._loop.create_future()
         self._translate = translate
+        #: What the task in ``wait`` awaits, settled with ``future`` (cancelling the task cancels only it).
+        self._waiter: asyncio.Future[T] | None = None
 
     def settle(self, result: T | BaseException) -> None:
         """From any thread: the worker's value, or the exception it ended with.
@@ -71,10 +73,34 @@ class Delivery(Generic[T]):
     def _settle(self, result: T | BaseException) -> None:
         if self.future.done():
             return
+        waiter = self._waiter
         if isinstance(result, BaseException):
-            self.future.set_exception(self._translate(result) if self._translate else result)
+            error = self._translate(result) if self._translate else result
+            self.future.set_exception(error)
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(error)
+                self.future.exception()  # the task retrieves it from the waiter: no "never retrieved" for this one
         else:
             self.future.set_result(result)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(result)
+
+    async def wait(self, stop: Callable[[], object]) -> T:
+        """``await_worker(self.future, stop)``, one turn of the event loop sooner.
+
+        ``await_worker`` shields the future, and the shield's own future is
+        settled by a callback one turn of the loop after the worker's
+        (a wake-up of the loop with nothing else to do, per run); here the
+        worker's settlement sets the awaited future itself.
+        """
+        if self.future.done():
+            return self.future.result()
+        self._waiter = self._loop.create_future()
+        try:
+            return await self._waiter
+        except asyncio.CancelledError:
+            await _after_cancel(self.future, stop)
+            raise
 
 
 async def await_worker(done: asyncio.Future[T], stop: Callable[[], object]) -> T:
@@ -82,11 +108,16 @@ async def await_worker(done: asyncio.Future[T], stop: Callable[[], object]) -> T
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
-        if done.done() and not done.cancelled() and done.exception() is None:
-            raise
-        stop()
-        await settled(done)
+        await _after_cancel(done, stop)
         raise
+
+
+async def _after_cancel(done: asyncio.Future[T], stop: Callable[[], object]) -> None:
+    """The awaiting task was cancelled: unless the worker had finished, ``stop`` it and wait until it has."""
+    if done.done() and not done.cancelled() and done.exception() is None:
+        return
+    stop()
+    await settled(done)
 
 
 async def settled(done: asyncio.Future[T]) -> None:
@@ -119,7 +150,7 @@ async def in_thread(
             delivery.settle(result)
 
     start(body)
-    return await await_worker(delivery.future, stop)
+    return await delivery.wait(stop)
 
 
 async def in_daemon_thread(work: Callable[[], T], name: str = "probe") -> T:

@@ -83,3 +83,47 @@ def test_settling_after_the_loop_closed_is_ignored() -> None:
     loop.close()
     delivery.settle(1)  # nobody waits any more: no error
     assert not delivery.future.done()
+
+
+async def test_wait_takes_the_value_in_the_turn_it_is_settled() -> None:
+    """``Delivery.wait`` is woken by the settlement itself: ``await_worker``'s shield took one more turn of the loop."""
+    turns: dict[str, int] = {}
+    for name in ("wait", "await_worker"):
+        delivery: Delivery[int] = Delivery()
+        waiting = delivery.wait(lambda: None) if name == "wait" else await_worker(delivery.future, lambda: None)
+        task = asyncio.ensure_future(waiting)
+        await asyncio.sleep(0)  # the task now waits
+        delivery.settle(5)  # on the loop's thread: at once
+        turns[name] = 0
+        while not task.done():
+            await asyncio.sleep(0)
+            turns[name] += 1
+        assert task.result() == 5
+    assert turns == {"wait": 1, "await_worker": 2}
+
+
+async def test_wait_keeps_the_cancellation_guarantees() -> None:
+    """Cancelled, ``wait`` stops the worker once and returns only after it settled; its error is dropped."""
+    stops: list[int] = []
+    delivery: Delivery[int] = Delivery(translate=lambda exc: LookupError(str(exc)))
+    task = asyncio.ensure_future(delivery.wait(lambda: stops.append(1)))
+    await asyncio.sleep(0)
+    task.cancel()
+    await asyncio.sleep(0.05)
+    task.cancel()  # again, while the worker winds down
+    await asyncio.sleep(0.05)
+    assert not task.done() and stops == [1], "CancelledError left before the worker settled"
+    threading.Thread(target=delivery.settle, args=(KeyError("stopped"),)).start()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert isinstance(delivery.future.exception(), LookupError)
+
+    done: Delivery[int] = Delivery()
+    done.settle(3)
+    assert await done.wait(lambda: stops.append(2)) == 3 and stops == [1]
+    failed: Delivery[int] = Delivery(translate=lambda exc: LookupError("translated"))
+    waiting = asyncio.ensure_future(failed.wait(lambda: None))
+    await asyncio.sleep(0)
+    failed.settle(KeyError("inside"))
+    with pytest.raises(LookupError, match="translated"):
+        await waiting
