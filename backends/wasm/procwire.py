@@ -27,19 +27,27 @@ program's file in it.
 
 The core's data holds read-only mappings (``MappingProxyType``), which
 pickle cannot take by itself; the pickler here sends them as dicts and
-makes them read-only again on the other side.
+makes them read-only again on the other side. The frozen dataclasses of
+every run (its spec, limits and outcome) go as their field values
+(``_by_fields``), the field names worked out once per process.
 """
 
 from __future__ import annotations
 
 import copyreg
+import dataclasses
 import io
+import operator
 import pickle
 import struct
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import IO, Any, Final
+
+from playground.core.limits import ResolvedLimits
+from playground.core.result import Outcome
+from playground.core.spec import Spec
 
 _LENGTH: Final = struct.Struct("<I")
 #: A cancel, on the worker's cancel pipe (``procworker``): the job's id.
@@ -55,7 +63,40 @@ def read_only(items: dict[Any, Any]) -> Mapping[Any, Any]:
     return MappingProxyType(items)
 
 
-_DISPATCH: Final[dict[type, Any]] = {**copyreg.dispatch_table, MappingProxyType: lambda m: (read_only, (dict(m),))}
+#: The frozen dataclasses sent as their field values (``_by_fields``), with their fields' names in order.
+_FIELDS: Final[dict[type[Any], tuple[str, ...]]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in (Spec, ResolvedLimits, Outcome)
+}
+
+
+def rebuild(cls: type[Any], values: tuple[Any, ...]) -> Any:
+    """An instance of ``cls`` (one of ``_FIELDS``) with ``values`` for its fields, as sent."""
+    made = object.__new__(cls)
+    for name, value in zip(_FIELDS[cls], values, strict=True):
+        object.__setattr__(made, name, value)
+    return made
+
+
+def _by_fields(cls: type[Any]) -> Callable[[Any], tuple[Callable[..., Any], tuple[Any, ...]]]:
+    """A reducer that sends an instance of ``cls`` as its field values.
+
+    Pickle's own way for a dataclass asks ``dataclasses.fields`` for every
+    instance, on both sides: the spec and limits of every run and the
+    outcome of its answer cost the main process about 14 µs of the 36 its
+    two pickles took (hot, a Lua hello world), and the worker about 9.
+    """
+    names = _FIELDS[cls]
+    if len(names) == 1:  # attrgetter of one name gives the value itself
+        return lambda obj: (rebuild, (cls, (getattr(obj, names[0]),)))
+    getter = operator.attrgetter(*names)
+    return lambda obj: (rebuild, (cls, getter(obj)))
+
+
+_DISPATCH: Final[dict[type, Any]] = {
+    **copyreg.dispatch_table,
+    MappingProxyType: lambda m: (read_only, (dict(m),)),
+    **{cls: _by_fields(cls) for cls in _FIELDS},
+}
 
 
 def dumps(message: tuple[Any, ...]) -> bytes:
