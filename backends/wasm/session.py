@@ -52,7 +52,7 @@ from backends.wasm.engine import WasmEngine
 from backends.wasm.modcache import ModuleCache
 from playground.core.attempts import AttemptLog
 from playground.core.errors import BackendUnavailable, SessionClosed
-from playground.core.handoff import Delivery, await_worker
+from playground.core.handoff import Delivery
 from playground.core.keyboard import InputStream
 from playground.core.limits import ResolvedLimits
 from playground.core.output import OutputCapture
@@ -228,7 +228,7 @@ class WasmGuestSession:
         except RuntimeError:
             raise SessionClosed("the session's interpreter is not running") from None
         try:
-            return await await_worker(delivery.future, self._channel.kill)
+            return await delivery.wait(self._channel.kill)
         except runner.RunCancelled:
             raise SessionClosed("the session was closed during the eval") from None
 
