@@ -95,6 +95,8 @@ class Delivery(Generic[T]):
         """
         if self.future.done():
             return self.future.result()
+        if self._waiter is not None:
+            raise RuntimeError("a Delivery is awaited by one task only")
         self._waiter = self._loop.create_future()
         try:
             return await self._waiter

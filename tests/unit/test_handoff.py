@@ -118,6 +118,14 @@ async def test_wait_keeps_the_cancellation_guarantees() -> None:
         await task
     assert isinstance(delivery.future.exception(), LookupError)
 
+    twice: Delivery[int] = Delivery()
+    first = asyncio.ensure_future(twice.wait(lambda: None))
+    await asyncio.sleep(0)
+    with pytest.raises(RuntimeError, match="one task"):
+        await twice.wait(lambda: None)
+    twice.settle(1)
+    assert await first == 1
+
     done: Delivery[int] = Delivery()
     done.settle(3)
     assert await done.wait(lambda: stops.append(2)) == 3 and stops == [1]
