@@ -147,9 +147,10 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
     its first input picked and which cannot add packages.
     """
     module = missing_module(stderr)
-    if module is None or not (pack.caps.packages or tuple(_variants(pack))):
+    variants = tuple(_variants(pack))
+    if module is None or not (pack.caps.packages or variants):
         return None  # a language that has no other runtime and takes no packages (a guest printed that line)
-    for variant in _variants(pack):
+    for variant in variants:
         if module in variant.provides and variant.name != runtime:
             if session:
                 return (
@@ -161,7 +162,7 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
                 f"{module} is in {pack.name}'s {variant.name} runtime, which the sandbox picks when the program "
                 f"imports it by name (import {module}) or asks for it as a package (--pip {module})"
             )
-    if runtime and any(module in v.provides for v in _variants(pack) if v.name == runtime):
+    if runtime and any(module in v.provides for v in variants if v.name == runtime):
         return None
     if session:
         return (
