@@ -9,9 +9,10 @@ cold start: ``_start`` with the data segments copied), and the native
 interpreter as a process (``subprocess.run``). Programs: ``print(1)``,
 ``from typing import List`` (what HumanEval prompts start with), and
 ``import json`` / ``import statistics``, which start from the stdlib
-snapshot (``python_snapshot.STDLIB_PRELOAD``): for those, a fourth column
-runs them through a copy of the pack with only its plain snapshot (how
-they ran before it). Also: the captures (each snapshot's one-off cost,
+snapshot (``python_snapshot.STDLIB_PRELOAD``), and ``import asyncio``, which
+starts from the asyncio snapshot (``ASYNCIO_PRELOAD``): for those, a fourth
+column runs them through a copy of the pack with only its plain snapshot
+(how they ran before it). Also: the captures (each snapshot's one-off cost,
 not counting the code module's first compile), sequential runs per
 second, and the image sizes. Target: the snapshot's p50 at or below the
 native process's.
@@ -50,7 +51,7 @@ def cold_pack() -> Pack:
 
 
 def plain_pack() -> Pack:
-    """The pack with its plain snapshot only: no program starts from the stdlib snapshot."""
+    """The pack with its plain snapshot only: no program starts from an import snapshot."""
     assert python.PACK.wasm is not None
     return dataclasses.replace(python.PACK, wasm=dataclasses.replace(python.PACK.wasm, import_snapshots=()))
 
@@ -64,7 +65,8 @@ def capture_times() -> list[tuple[str, float, int]]:
     """Per snapshot: seconds to capture it into a fresh cache (loading the compiled code included), its image size."""
     assert python.PACK.wasm is not None
     found = []
-    for label, snap in (("plain", python.PACK.wasm.snapshot), ("stdlib", python.PACK.wasm.import_snapshots[0])):
+    asyncio_snap, stdlib = python.PACK.wasm.import_snapshots
+    for label, snap in (("plain", python.PACK.wasm.snapshot), ("stdlib", stdlib), ("asyncio", asyncio_snap)):
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp)
             for shared in ("artifacts", "modules"):
@@ -91,6 +93,7 @@ async def main(runs: int) -> None:
     programs = {
         "print(1)": "print(1)", "from typing import List": "from typing import List\nprint(1)",
         "import json": "import json\nprint(1)", "import statistics": "import statistics\nprint(1)",
+        "import asyncio": "import asyncio\nprint(1)",
     }  # fmt: skip
     for sb in (snap, plain, cold):  # warm-up: compile or load everything once
         for code in programs.values():
@@ -98,7 +101,7 @@ async def main(runs: int) -> None:
     print(f"python3 = {NATIVE}; {runs} runs each, interleaved; p50 / p95 / min in ms")
     for label, code in programs.items():
         sandboxes = [("snapshot Sandbox.run", snap), ("cold Sandbox.run", cold)]
-        if label.startswith("import "):  # these start from the stdlib snapshot: also as they did before it
+        if label.startswith("import "):  # these start from an import snapshot: also as they did before it
             sandboxes.insert(1, ("plain snapshot only", plain))
         times: dict[str, list[float]] = {name: [] for name, _ in sandboxes}
         times["native python3 -c"] = []

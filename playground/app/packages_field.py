@@ -23,6 +23,7 @@ builds the run's spec, and after a failed run call
 from __future__ import annotations
 
 import re
+import sys
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
@@ -49,7 +50,10 @@ def suggest_package(sandbox: Sandbox, spec: Spec, result: Result | None) -> str 
     """The PyPI package to offer after a failed run, or None (nothing to offer).
 
     Only for a language that takes packages, a ``ModuleNotFoundError`` for
-    a module no runtime of it has, and a package the run did not ask for.
+    a module no runtime of it has and that is not one of Python's standard
+    modules (a runtime that lacks one says so: ``Sandbox.hint``; PyPI's
+    ``multiprocessing`` is a Python 2 backport), and a package the run did
+    not ask for.
     """
     if result is None or result.exit_code == 0:
         return None
@@ -58,7 +62,7 @@ def suggest_package(sandbox: Sandbox, spec: Spec, result: Result | None) -> str 
         pack = sandbox.pack(spec.lang)
     except UnknownLanguage:
         return None
-    if module is None or not pack.caps.packages:
+    if module is None or not pack.caps.packages or module in sys.stdlib_module_names:
         return None
     if any(module in v.provides for v in (pack.wasm.variants if pack.wasm is not None else ())):
         return None

@@ -200,6 +200,9 @@ class RunController:
             self.backend = (await in_daemon_thread(lambda: sandbox.status(spec.lang))).backend
             result = await sandbox.run(spec, on_output=buffer.write, on_progress=progress, input=keyboard)
             summary = summarize_result(result, limits)
+            hint = sandbox.hint(spec, result) if result.exit_code else None  # what it met, what to do (as the CLI)
+            if hint:
+                buffer.note(f"hint: {hint}")
         except LimitExceeded as exc:
             result = exc.result
             summary = summarize_limit(exc, limits)

@@ -266,9 +266,14 @@ class WasmSpec:
     #: a one-shot run starts from the first whose modules its program imports, else from ``snapshot``. Why
     #: not one snapshot with everything: its memory is every run's starting point, charged to its limit.
     import_snapshots: tuple[WasmSnapshot, ...] = ()
+    #: What this runtime cannot do, as a failed program's stderr shows it: a marker (text the runtime writes
+    #: there) and the sentence that says why. ``Sandbox.hint`` and ``Session.hint`` give the sentence of the
+    #: last marker in a failed run's stderr, and where it can be done (``variants.cannot_hint``).
+    cannot: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "cannot", MappingProxyType(dict(self.cannot)))
         object.__setattr__(self, "serve_args", tuple(self.serve_args))
         object.__setattr__(self, "quiet_paths", tuple(self.quiet_paths))
         for path in self.quiet_paths:

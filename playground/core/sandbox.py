@@ -326,17 +326,22 @@ class Sandbox:
         return variants.variant_pack(pack, variants.choose(pack, spec.code, spec.packages))
 
     def hint(self, spec: Spec, result: Result) -> str | None:
-        """A sentence on how to get the module a failed program could not import (``ModuleNotFoundError``), or None.
+        """A sentence on what a failed program met and what to do about it, or None.
 
-        Says whether a variant of the language has it (and that importing it
-        by name picks that runtime) or how to add it as a package.
+        On the Wasm tier, first what its runtime cannot do (``WasmSpec.cannot``:
+        a thread, a standard module its build leaves out) and where it can be
+        done; then, for a module it could not import (``ModuleNotFoundError``),
+        whether a variant of the language has it (and that importing it by
+        name picks that runtime) or how to add it as a package.
         """
         try:
             base = self.pack(spec.lang)
         except UnknownLanguage:
             return None
         chosen = None if spec.uses_caller_root else variants.choose(base, spec.code, spec.packages)
-        return variants.missing_module_hint(base, result.stderr, runtime=chosen.name if chosen else "")
+        runtime = chosen.name if chosen else ""
+        cannot = variants.cannot_hint(base, result.stderr, runtime=runtime) if result.backend == "wasm" else None
+        return cannot or variants.missing_module_hint(base, result.stderr, runtime=runtime)
 
     def missing(self, pack: Pack) -> list[str]:
         """What the first backend of the policy that could run ``pack`` still lacks here (empty: ready)."""

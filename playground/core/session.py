@@ -282,15 +282,19 @@ class Session:
             self._guest = None
 
     def hint(self, result: Result) -> str | None:
-        """A sentence on how to get the module an input could not import (``ModuleNotFoundError``), or None.
+        """A sentence on what a failed input met and what to do about it, or None (``Sandbox.hint``).
 
-        A session keeps the runtime its first input picked, so the way to
-        another runtime of the language is a new session (``Sandbox.hint``
-        is the same for one-shot runs). Only the Wasm tier has variants.
+        What the runtime cannot do (``WasmSpec.cannot``), else how to get the
+        module it could not import: a session keeps the runtime its first
+        input picked, so the way to another runtime of the language is a new
+        session. Only the Wasm tier has either.
         """
         if self.backend_name != "wasm":
             return None
-        return variants.missing_module_hint(self._base_pack, result.stderr, runtime=self._runtime_name, session=True)
+        base, runtime = self._base_pack, self._runtime_name
+        return variants.cannot_hint(base, result.stderr, runtime=runtime) or variants.missing_module_hint(
+            base, result.stderr, runtime=runtime, session=True
+        )
 
     @property
     def editing(self) -> Editing:

@@ -32,14 +32,15 @@ import ast
 import dataclasses
 import functools
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from playground.core.pack import Pack, WasmSnapshot, WasmSpec, WasmVariant
 
 __all__ = [
-    "DETECTORS", "choose", "import_name", "missing_module", "missing_module_hint", "provided_distributions",
-    "pypi_name", "python_imports", "snapshot_for", "variant_pack",
+    "DETECTORS", "cannot_hint", "choose", "import_name", "missing_module", "missing_module_hint",
+    "provided_distributions", "pypi_name", "python_imports", "snapshot_for", "variant_pack",
 ]  # fmt: skip
 
 #: The longest program the Python detector parses (bytes of source); longer ones get the light runtime.
@@ -164,6 +165,8 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
             )
     if runtime and any(module in v.provides for v in variants if v.name == runtime):
         return None
+    if module in sys.stdlib_module_names:  # not on PyPI (``cannot_hint`` says why, where the pack knows)
+        return f"{module} is in Python's standard library, but not in this {pack.name} runtime"
     if session:
         return (
             f"{module} is not part of this {pack.name} runtime, and a session cannot add packages; if it is a "
@@ -173,6 +176,32 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
     return (
         f"{module} is not part of this {pack.name} runtime; if it is a pure-Python package on PyPI, "
         f"add it to the run (--pip {_pypi_guess(module)} on the command line, packages in the library and MCP)"
+    )
+
+
+def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
+    """One sentence on what the Wasm runtime that ran a failed program cannot do (``WasmSpec.cannot``), or None.
+
+    ``runtime`` names the variant that ran (empty: the pack's own). The
+    marker written last in ``stderr`` wins: it is nearest to what failed
+    the program. The sentence says where it can be done: the pack's Docker
+    tier, when it has one.
+    """
+    spec = pack.wasm
+    for variant in _variants(pack):
+        if variant.name == runtime:
+            spec = variant.wasm
+    if spec is None or not spec.cannot:
+        return None
+    tail = stderr[-65536:]
+    found = max(((tail.rfind(marker.encode()), why) for marker, why in spec.cannot.items()), default=(-1, ""))
+    if found[0] < 0:
+        return None
+    if pack.docker is None:
+        return f"{found[1]}; no other tier here runs {pack.name}"
+    return (
+        f"{found[1]}; the Docker tier's {pack.name} can run this program (playground run --policy docker-only, "
+        "or Docker in the window's backend choice; Docker must be installed)"
     )
 
 

@@ -4,6 +4,7 @@ from playground.core import DockerSpec, Editing, InputSyntax, Pack, WasmDriver, 
 from playground.packs import python_snapshot, scientific
 from playground.packs.python_boot import LIGHT_ARGS, PROCESS_TIME_FIX, run_file_script
 from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
+from playground.packs.python_shims import SHIMS
 from playground.packs.python_watch import WATCH
 from playground.packs.runtimes import CPYTHON
 
@@ -28,6 +29,44 @@ HOME = {"HOME": "/home/user"}
 #: The REPL: our driver script on the command line. CPython cannot poll for Ctrl-C cheaply (a monitoring
 #: callback made loops 5.4x slower): the host sets its SIGINT words instead (``cpython_signals``).
 REPL = WasmDriver(args=("-B", "-c", "{driver}"), script="repl.py", interrupt="signal")
+
+#: What a program meets that neither WebAssembly Python can do (``WasmSpec.cannot``): a stderr marker and why.
+#: Threads: wasi-libc has none, so ``threading``, ``ThreadPoolExecutor`` and ``asyncio.to_thread`` fail as they
+#: start one. Processes: ``subprocess`` (the light runtime's message) and the watch's stand-ins (``os.system``).
+CANNOT = {
+    "RuntimeError: can't start new thread": (
+        "this WebAssembly Python runs one thread: threading, concurrent.futures' ThreadPoolExecutor and "
+        "asyncio.to_thread cannot start one (asyncio's tasks and event loop work)"
+    ),
+    "wasi does not support processes": "this WebAssembly Python cannot start processes (subprocess, os.system)",
+    "no processes in this sandbox": "this WebAssembly Python cannot start processes (subprocess, os.system)",
+}
+
+
+def left_out(modules: dict[str, str]) -> dict[str, str]:
+    """``WasmSpec.cannot`` entries for standard modules a runtime's build leaves out: the module its import
+    error names -> the one a program imports (``_lzma`` -> ``lzma``)."""
+    return {
+        f"No module named '{module}'": (
+            f"{name} is in Python's standard library but not in this WebAssembly build of it, which has no "
+            "threads, processes, native libraries or terminal"
+        )
+        for module, name in modules.items()
+    }
+
+
+#: The light runtime's ``cannot``: the above, and the standard modules its build leaves out (a program that
+#: imported one was told to add it from PyPI, as if it were a third-party package).
+LIGHT_CANNOT = {
+    **CANNOT,
+    **left_out({
+        "multiprocessing": "multiprocessing", "_multiprocessing": "multiprocessing",
+        "concurrent.futures.thread": "concurrent.futures' ThreadPoolExecutor",
+        "concurrent.futures.process": "concurrent.futures' ProcessPoolExecutor",
+        "ssl": "ssl", "_ssl": "ssl", "ctypes": "ctypes", "tkinter": "tkinter", "curses": "curses",
+        "_curses": "curses", "readline": "readline", "_lzma": "lzma",
+    }),
+}  # fmt: skip
 
 #: What marks a Python program as a web server (``Editing.server_signs``).
 SERVER_SIGNS = (
@@ -62,14 +101,19 @@ PACK = Pack(
         args=(*LIGHT_ARGS, "{main}", "{args}"),
         main_file="main.py",
         session=REPL,
-        session_prelude=PROCESS_TIME_FIX + WATCH,
+        session_prelude=PROCESS_TIME_FIX + SHIMS + WATCH,
+        cannot=LIGHT_CANNOT,
         typical_start=0.004,  # bench/python_snapshot.py, Sandbox.run p50 from the snapshot (cold: about 0.06)
         quiet_paths=(*STARTUP_PROBES, BUILD_TREE),
         env=HOME,
         # One-shot runs start from a snapshot of the started interpreter (python_snapshot, backends/wasm/snapshot).
         snapshot=_one_shot_snapshot(python_snapshot.CAPTURE, python_snapshot.PRELOAD),
-        # Programs that import one of the standard modules slow to import start with those imported too.
+        # Programs that import asyncio, or one of the standard modules slow to import, start with those imported.
         import_snapshots=(
+            _one_shot_snapshot(
+                python_snapshot.ASYNCIO_CAPTURE, python_snapshot.ASYNCIO_PRELOAD,
+                for_imports=("asyncio",), detector="python-imports",
+            ),
             _one_shot_snapshot(
                 python_snapshot.STDLIB_CAPTURE, python_snapshot.STDLIB_PRELOAD,
                 for_imports=python_snapshot.STDLIB_FOR, detector="python-imports",
@@ -102,7 +146,8 @@ PACK = Pack(
                     args=(*scientific.ARGS, "{main}", "{args}"),
                     main_file="main.py",
                     session=REPL,
-                    session_prelude=scientific.MPL_SHOW + WATCH,
+                    session_prelude=scientific.MPL_SHOW + SHIMS + WATCH,
+                    cannot={**CANNOT, **scientific.CANNOT, **left_out(scientific.LEFT_OUT)},
                     env=scientific.ENV,
                     typical_start=0.005,  # bench/scientific.py, import numpy from the snapshot (cold: about 0.14)
                     snapshot=scientific.SNAPSHOT,

@@ -14,6 +14,7 @@ differ only in how the script's folder joins ``sys.path`` (``path_setup``).
 
 from typing import Final
 
+from playground.packs.python_shims import SHIMS
 from playground.packs.python_watch import WATCH
 
 _TEMPLATE: Final = """\
@@ -75,11 +76,12 @@ del _playground_clock
 def run_file_script(path_setup: str, *, watch: bool = True) -> str:
     """The boot script with ``path_setup`` (lines indented by four spaces) placing the script's folder.
 
-    ``watch``: the in-guest attempt report (``python_watch``) is set up
-    first, so it sees everything the program does (the Wasm tier, where
-    the host gives it a report channel).
+    ``watch``: the Wasm tier's in-guest set-up goes first: the WASI shims
+    (``python_shims``: asyncio's event loop) and the attempt report
+    (``python_watch``), so it sees everything the program does (the host
+    gives it a report channel there).
     """
-    return (WATCH if watch else "") + _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))
+    return (SHIMS + WATCH if watch else "") + _TEMPLATE.format(path_setup=path_setup.rstrip("\n"))
 
 
 #: The light runtime's arguments before the program's path (the ``python`` pack's): its boot script with the

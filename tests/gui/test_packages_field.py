@@ -27,6 +27,9 @@ def test_only_a_module_no_runtime_has_is_offered() -> None:
     assert suggest_package(sb, asked, failed) is None  # asked for already
     assert suggest_package(sb, Spec(lang="js", code=""), failed) is None  # no packages for JavaScript
     assert suggest_package(sb, Spec(lang="python", code=""), Result(exit_code=0)) is None
+    for standard in ("multiprocessing", "concurrent.futures.thread", "_lzma"):  # not on PyPI (PyPI's is a backport)
+        missing = Result(exit_code=1, stderr=f"ModuleNotFoundError: No module named '{standard}'\n".encode())
+        assert suggest_package(sb, Spec(lang="python", code=""), missing) is None
 
 
 def test_the_offer_adds_the_package_and_asks_to_run_again(qtbot: QtBot) -> None:

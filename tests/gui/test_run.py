@@ -10,7 +10,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 from playground.app.resources import resource_path
-from tests.gui.conftest import Playground
+from tests.gui.conftest import Playground, save_artifact
 
 EXPECTED = {
     "javascript": ("hello.js", ["squares: 1, 4, 9, 16, 25", "2^100 = 1267650600228229401496703205376"]),
@@ -130,3 +130,13 @@ def test_dropping_a_file_on_the_editor_opens_it_and_picks_the_language(playgroun
     assert "dropped.lua" in playground.window.windowTitle()
     output = playground.run_code("lua", playground.window.code())
     assert "dropped 42" in output, playground.summary()
+
+
+def test_a_program_that_meets_what_wasm_cannot_do_gets_the_hint(playground: Playground) -> None:
+    """As the CLI: a thread on the Wasm tier fails, and the pane says why and where it runs (``Sandbox.hint``)."""
+    output = playground.run_code("python", "import threading\nthreading.Thread(target=print).start()")
+    assert "RuntimeError: can't start new thread" in output, playground.summary()
+    assert "hint: this WebAssembly Python runs one thread" in output and "Docker" in output
+    save_artifact(playground.window, "wasm_thread_hint.png")
+    output = playground.run_code("python", "print('fine')")
+    assert "hint:" not in output

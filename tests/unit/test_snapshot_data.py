@@ -13,7 +13,15 @@ import wasmtime
 
 from backends.wasm import snapshot, wasmbin
 from playground.core import Artifact, InvalidPack, WasmSnapshot, WasmSpec
-from playground.packs import javascript, javascript_snapshot, python, python_snapshot, python_watch, scientific
+from playground.packs import (
+    javascript,
+    javascript_snapshot,
+    python,
+    python_shims,
+    python_snapshot,
+    python_watch,
+    scientific,
+)
 from playground.packs.python_boot import LIGHT_ARGS
 from playground.packs.runtimes import CPYTHON, QUICKJS
 
@@ -32,7 +40,7 @@ def test_the_attempt_report_is_set_up_by_the_capture_not_by_each_run() -> None:
     a cold start's and a session's do."""
     captures = (
         (python_snapshot.CAPTURE, LIGHT_ARGS), (python_snapshot.STDLIB_CAPTURE, LIGHT_ARGS),
-        (scientific.SNAPSHOT.capture_source, scientific.ARGS),
+        (python_snapshot.ASYNCIO_CAPTURE, LIGHT_ARGS), (scientific.SNAPSHOT.capture_source, scientific.ARGS),
     )  # fmt: skip
     for capture, kept in captures:
         code = capture.replace(repr(kept), "")  # the cold start's arguments are only data there (kept_args)
@@ -275,12 +283,16 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     assert snapshot_for(sci, "def broken(:") is sci.snapshot
     light = python.PACK.wasm
     assert light is not None and light.snapshot is not None
-    (stdlib,) = light.import_snapshots
+    asyncio, stdlib = light.import_snapshots
     assert snapshot_for(light, "import pandas") is light.snapshot
     assert snapshot_for(light, "import math, collections\nprint(1)") is light.snapshot  # preloaded by both
     assert snapshot_for(light, "import os\nfrom json import dumps") is stdlib
     assert snapshot_for(light, "import urllib.request") is stdlib  # urllib.parse preloaded, the rest imported
     assert snapshot_for(light, "import datetime") is light.snapshot  # quick to import: not worth the larger heap
+    assert snapshot_for(light, "import asyncio") is asyncio
+    assert snapshot_for(light, "import json\nfrom asyncio import run") is asyncio  # it has the stdlib one's too
+    assert set(asyncio.preload) - set(stdlib.preload) == {"asyncio"} and asyncio.for_imports == ("asyncio",)
+    assert asyncio.capture_args[-1] == python_snapshot.ASYNCIO_CAPTURE
     assert stdlib.preload[: len(light.snapshot.preload)] == light.snapshot.preload
     assert {*stdlib.for_imports} <= {name.split(".")[0] for name in stdlib.preload}
     assert stdlib.capture_args[-1] == python_snapshot.STDLIB_CAPTURE and stdlib.kept_args == light.snapshot.kept_args
@@ -303,3 +315,24 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
         WasmSpec(module=CPYTHON, import_snapshots=(_snap(for_imports=("x",), detector="python-imports"),))
     with pytest.raises(InvalidPack, match="serves every program"):
         WasmSpec(module=CPYTHON, snapshot=_snap(for_imports=("x",), detector="python-imports"))
+
+
+def test_every_wasm_python_start_makes_asyncio_work() -> None:
+    """``python_shims.SHIMS`` (asyncio without a self-pipe) runs before every program on the Wasm tier: in a
+    cold start's boot script and a cold session's prelude, once in every snapshot's capture (before its
+    imports, so a preloaded asyncio is patched too); never on Docker, whose CPython has ``socketpair``."""
+    light, sci = python.PACK.wasm, python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
+    assert light is not None and light.snapshot is not None and light.session_prelude
+    captures = [
+        *(snap.capture_args[-1] for snap in (light.snapshot, *light.import_snapshots)),
+        *(snap.capture_source for snap in (scientific.SNAPSHOT, *scientific.IMPORT_SNAPSHOTS)),
+    ]
+    for capture in captures:
+        assert capture.count(python_shims.SHIMS) == 1
+        assert capture.index(python_shims.SHIMS) < capture.index("for _playground_module in")
+    session_capture = python_snapshot.SESSION_CAPTURE  # set up once; the prelude each session runs is WATCH
+    assert python_shims.SHIMS in session_capture and repr(python_shims.SHIMS) not in session_capture
+    for cold in (LIGHT_ARGS[2], scientific.BOOT, light.session_prelude, sci.session_prelude):
+        assert cold.count(python_shims.SHIMS) == 1
+    for per_run in (python_snapshot.BOOT, scientific.SNAPSHOT_BOOT, python.DOCKER_BOOT):
+        assert "_playground_shims" not in per_run

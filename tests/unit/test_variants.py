@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from playground.core import InvalidSpec, Sandbox, Spec
+from playground.core import InvalidSpec, Pack, Result, Sandbox, Spec, WasmSpec
 from playground.core.requirements import MAX_PACKAGES, parse_requirement
-from playground.core.variants import choose, missing_module, missing_module_hint, python_imports
+from playground.core.variants import cannot_hint, choose, missing_module, missing_module_hint, python_imports
 from playground.packs import javascript, lua, python
 
 
@@ -93,3 +93,41 @@ def test_packages_must_be_a_short_list() -> None:
         Spec(lang="python", code="", packages="tabulate")  # type: ignore[arg-type]
     with pytest.raises(InvalidSpec):
         Spec(lang="python", code="", packages=[f"p{i}" for i in range(MAX_PACKAGES + 1)])
+
+
+THREAD = b"Traceback (most recent call last):\n  ...\nRuntimeError: can't start new thread\n"
+
+
+def test_what_a_wasm_python_cannot_do_is_said_with_where_it_can_be_done() -> None:
+    """``WasmSpec.cannot``: threads, processes and the standard modules a build leaves out are not packages to add."""
+    hint = cannot_hint(python.PACK, THREAD)
+    assert hint is not None and hint.startswith("this WebAssembly Python runs one thread")
+    assert "--policy docker-only" in hint
+    light = cannot_hint(python.PACK, b"ModuleNotFoundError: No module named 'concurrent.futures.thread'\n")
+    assert light is not None and light.startswith("concurrent.futures' ThreadPoolExecutor is in Python's standard")
+    # Each runtime says its own: the scientific one has multiprocessing, whose pools fail on a missing os.pipe.
+    mp = b"ModuleNotFoundError: No module named 'multiprocessing'\n"
+    assert "multiprocessing is in Python's standard library" in (cannot_hint(python.PACK, mp) or "")
+    assert cannot_hint(python.PACK, mp, runtime="scientific") is None
+    pipe = b"AttributeError: module 'os' has no attribute 'pipe'. Did you mean: 'pipe2'?\n"
+    assert "cannot start processes (multiprocessing)" in (cannot_hint(python.PACK, pipe, runtime="scientific") or "")
+    assert cannot_hint(python.PACK, pipe) is None
+    # The marker written last is what failed the program.
+    both = b"ModuleNotFoundError: No module named 'ssl'\n" + THREAD
+    assert (cannot_hint(python.PACK, both) or "").startswith("this WebAssembly Python runs one thread")
+    assert cannot_hint(python.PACK, b"ValueError: x\n") is None
+    assert cannot_hint(lua.PACK, THREAD) is None  # nothing declared: nothing said
+    wasm_only = Pack(name="py-wasm", extensions=(".pyw",), wasm=WasmSpec(module=None, cannot={"no threads": "one"}))
+    assert cannot_hint(wasm_only, b"no threads") == "one; no other tier here runs py-wasm"
+
+
+def test_the_sandbox_says_what_the_wasm_tier_cannot_do_before_any_package_advice() -> None:
+    sb = Sandbox(packs=[python.PACK])
+    spec = Spec(lang="python", code="import multiprocessing")
+    missing = b"ModuleNotFoundError: No module named 'multiprocessing'\n"
+    hint = sb.hint(spec, Result(exit_code=1, stderr=missing, backend="wasm"))
+    assert hint is not None and "standard library" in hint and "--pip" not in hint and "Docker" in hint
+    # On Docker the thread error is the process limit's, and a missing standard module is not a PyPI package.
+    assert sb.hint(spec, Result(exit_code=1, stderr=THREAD, backend="docker")) is None
+    on_docker = sb.hint(spec, Result(exit_code=1, stderr=missing, backend="docker"))
+    assert on_docker == "multiprocessing is in Python's standard library, but not in this python runtime"

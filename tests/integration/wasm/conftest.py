@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from backends.wasm import WasmBackend
-from playground.core import Artifact, Backend, Limits, Pack, Sandbox, Session, SessionConfig, WasmSpec
+from playground.core import Artifact, Backend, Limits, Pack, Sandbox, SandboxError, Session, SessionConfig, WasmSpec
 
 GUESTS = Path(__file__).parent / "guests"
 
@@ -87,6 +87,17 @@ def require_runtime(backend: Backend, pack: Pack) -> None:
         if os.environ.get("CI"):
             pytest.fail(f"CI must have every runtime installed: {reason}")
         pytest.skip(reason)
+
+
+def need_scientific(sb: Sandbox) -> None:
+    """Prepare Python's scientific runtime on ``sb``: skipped where it cannot be set up, a failure on CI."""
+    status = sb.variant_status("python")["scientific"]
+    try:
+        sb.prepare_pack(status.pack, lambda line: print(line, flush=True))
+    except SandboxError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must be able to set up the scientific runtime: {exc}")
+        pytest.skip(f"the scientific runtime cannot be set up here: {exc}")
 
 
 def need_runtime(sb: Sandbox, lang: str) -> None:

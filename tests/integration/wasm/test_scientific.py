@@ -8,16 +8,16 @@ compile) and every test shares it. Under CI a missing runtime fails.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
 from backends.wasm import WasmBackend
-from playground.core import Limits, MemoryLimitExceeded, Sandbox, SandboxError, SessionConfig, Spec
+from playground.core import Limits, MemoryLimitExceeded, Sandbox, SessionConfig, Spec
 from playground.core.limits import MiB
 from playground.packs import python
 from playground.resource_files import resource_path
+from tests.integration.wasm.conftest import need_scientific
 
 PNG = b"\x89PNG\r\n\x1a\n"
 LIMITS = Limits(wall_time=60.0, cpu_time=60.0, memory=512 * MiB)
@@ -26,13 +26,7 @@ LIMITS = Limits(wall_time=60.0, cpu_time=60.0, memory=512 * MiB)
 @pytest.fixture(scope="module")
 def sci() -> Iterator[Sandbox]:
     sandbox = Sandbox(backends=[WasmBackend()], packs=[python.PACK], default_limits=LIMITS)
-    status = sandbox.variant_status("python")["scientific"]
-    try:
-        sandbox.prepare_pack(status.pack, lambda line: print(line, flush=True))
-    except SandboxError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must be able to set up the scientific runtime: {exc}")
-        pytest.skip(f"the scientific runtime cannot be set up here: {exc}")
+    need_scientific(sandbox)
     with sandbox:
         yield sandbox
 
