@@ -159,6 +159,9 @@ async def execute_code(
     relative paths start there), and files the program writes under /out are
     returned (small text files inline, others as embedded resources).
     Nothing persists between calls; use eval_session for state that persists.
+    Python on the WebAssembly tier (list_languages says where each language
+    runs) has one thread and no processes: asyncio works, threading,
+    multiprocessing and subprocess fail (the result's 'hint' says so).
 
     A non-zero exit code is a normal result. When a limit stops the program
     (timeout, memory, output size, filesystem quota) the result is still

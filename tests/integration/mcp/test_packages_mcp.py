@@ -29,3 +29,15 @@ async def test_packages_are_added_refused_and_hinted() -> None:
     assert "orjson needs native code" in error_text(native)
     assert "packages" in error_text(loose)
     assert "bad package" in error_text(bad)
+
+
+async def test_what_the_wasm_tier_cannot_do_is_hinted_and_asyncio_runs() -> None:
+    """A thread on the Wasm tier: the hint says why and names Docker (no package offered); asyncio works there."""
+    threads = "import threading\nthreading.Thread(target=print).start()"
+    loop = "import asyncio\nasync def main():\n    await asyncio.sleep(0.01)\n    return 7\nprint(asyncio.run(main()))"
+    async with connect(real_server("--wasm-only")) as client:
+        failed = ok(await call(client, "execute_code", language="python", code=threads))
+        ran = ok(await call(client, "execute_code", language="python", code=loop))
+    assert failed["exit_code"] == 1 and "can't start new thread" in failed["stderr"]
+    assert failed["hint"].startswith("this WebAssembly Python runs one thread") and "Docker" in failed["hint"]
+    assert (ran["exit_code"], ran["stdout"], ran["hint"]) == (0, "7\n", None), ran["stderr"]
