@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from playground.core.attempts import AttemptKind, AttemptLog, Observer, parse_guest_report
-from playground.core.vfs import VFS, Dir, Layout, Resolved
+from playground.core.vfs import VFS, Device, Dir, Layout, Resolved
 
 #: The report channel: ``path_open`` of this name in the root gives a write-only descriptor (``StdStream.REPORT``).
 REPORT_NAME: Final = ".attempts"
@@ -97,9 +97,14 @@ def _under(path: str, prefixes: Sequence[str]) -> bool:
 
 def watch_read_only(attempts: AttemptLog, vfs: VFS, directory: Dir, path: str, *, kind: AttemptKind,
                     found: Resolved) -> None:
-    """Record a change refused because it is read-only (``/in``, a runtime's mount)."""
+    """Record a change refused because it is read-only (``/in``, a runtime's mount).
+
+    Opening a device to write is no change: it takes the bytes and keeps none (``devices``).
+    """
     root, parent, target = vfs.root, found.parent, found.node
     if not (parent.readonly or (target is not None and target.readonly)) or parent is root:
+        return
+    if isinstance(target, Device) and kind is AttemptKind.FILE_WRITE:
         return
     full = guest_path(directory, root, path)
     area = "/" + full.split("/", 2)[1]

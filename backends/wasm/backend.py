@@ -34,7 +34,7 @@ from typing import Final, NamedTuple
 
 import wasmtime
 
-from backends.wasm import launch, live, mounts, procpool, runner, serve, session, snapshot, transforms, workers
+from backends.wasm import devices, launch, live, mounts, procpool, runner, serve, session, snapshot, transforms, workers
 from backends.wasm.artifacts import ArtifactStore, cache_root
 from backends.wasm.channel import SESSION_DIR
 from backends.wasm.diagnose import diagnose
@@ -518,6 +518,7 @@ class WasmBackend:
             launch.place_program(request.vfs, launch.main_path(pack, request.spec), program)
             has_program = True
         preopens = mounts.place(request.vfs, spec.mounts, self._artifacts, pack.name)
+        devices.place(request.vfs)
         plan = runner.Launch(
             module=module,
             argv=launch.argv(pack, request.spec, has_program=has_program),

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from backends.wasm import abi
-from playground.core.vfs import VFS, Dir, File, Node
+from playground.core.vfs import VFS, Device, Dir, File, Node
 
 #: Guest fds above this are refused with EMFILE (a guest cannot exhaust host memory with fds).
 MAX_FDS: Final = 1024
@@ -78,6 +78,18 @@ class FileDesc:
 
 
 @dataclass(slots=True)
+class DeviceDesc:
+    """An open character device (``devices``): its reads are served, its writes kept nowhere."""
+
+    device: Device
+    readable: bool
+    writable: bool
+    flags: int = 0
+    rights: int = abi.RIGHTS_FILE
+    inheriting: int = 0
+
+
+@dataclass(slots=True)
 class DirDesc:
     """An open directory. ``floor`` None: the whole tree (the root preopen); else ``..`` stops there."""
 
@@ -89,7 +101,7 @@ class DirDesc:
     inheriting: int = abi.RIGHTS_INHERITING
 
 
-Desc = StdioDesc | FileDesc | DirDesc
+Desc = StdioDesc | FileDesc | DeviceDesc | DirDesc
 
 
 class BadFd(Exception):
@@ -198,7 +210,7 @@ def require(desc: Desc, rights: int) -> None:
 
 
 def _node(desc: Desc) -> Node | None:
-    """The VFS node a descriptor reaches (None for stdio and the control channel)."""
+    """The VFS node a descriptor reaches and keeps charged (None for stdio, channels and devices, never charged)."""
     if isinstance(desc, FileDesc):
         return desc.file
     if isinstance(desc, DirDesc):

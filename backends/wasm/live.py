@@ -17,7 +17,7 @@ from typing import Final
 
 import wasmtime
 
-from backends.wasm import mounts, runner
+from backends.wasm import devices, mounts, runner
 from backends.wasm.artifacts import ArtifactStore
 from backends.wasm.channel import EvalEnd, SessionChannel
 from backends.wasm.engine import WasmEngine
@@ -103,6 +103,7 @@ def start_instance(
                 module = modules.runtime(artifact.sha256, path, label=artifact.name, progress=None)
                 image_start = None
             preopens = mounts.place(vfs, spec.mounts, artifacts, pack.name)
+            devices.place(vfs)
             plan = runner.Launch(
                 module=module, argv=argv, env=env, stdin=b"", vfs=vfs, output=output,
                 memory_limit=memory_limit, wall_limit=control.wall_limit, cpu_limit=control.cpu_limit,

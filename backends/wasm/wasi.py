@@ -24,9 +24,9 @@ import os
 import time
 from typing import Final
 
-from backends.wasm import abi, keyboard
+from backends.wasm import abi, devices, keyboard
 from backends.wasm.attempt_watch import socket_call
-from backends.wasm.fds import FileDesc, StdioDesc, StdStream
+from backends.wasm.fds import DeviceDesc, FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import GuestStop, HostFunction, WasiError, host_function
 from backends.wasm.state import GuestStrings, RunState, StopReason
 
@@ -158,6 +158,8 @@ def _fd_ready(run: RunState, fd: int, event_type: int) -> tuple[int, int]:
             return (abi.SUCCESS, ready) if ready is not None else _NOT_READY
         if isinstance(desc, FileDesc):
             return abi.SUCCESS, max(0, desc.file.size - desc.pos)
+        if isinstance(desc, DeviceDesc):
+            return abi.SUCCESS, 0 if desc.device.kind == "null" else devices.MAX_READ
         return abi.EBADF, 0
     return abi.SUCCESS, 0
 

@@ -33,12 +33,12 @@ from __future__ import annotations
 import time
 from typing import Final
 
-from backends.wasm import abi, keyboard
-from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream, require
+from backends.wasm import abi, devices, keyboard
+from backends.wasm.fds import DeviceDesc, DirDesc, FileDesc, StdioDesc, StdStream, require
 from backends.wasm.hostcall import HostFunction, WasiError, host_function
 from backends.wasm.state import RunState
 from playground.core.output import Stream
-from playground.core.vfs import Dir, File, Node, Symlink
+from playground.core.vfs import Device, Dir, File, Node, Symlink
 
 FUNCTIONS: list[HostFunction] = []
 _wasi = host_function
@@ -66,7 +66,16 @@ def filetype(node: Node) -> int:
         return abi.FILETYPE_DIRECTORY
     if isinstance(node, Symlink):
         return abi.FILETYPE_SYMBOLIC_LINK
+    if isinstance(node, Device):
+        return abi.FILETYPE_CHARACTER_DEVICE
     return abi.FILETYPE_REGULAR_FILE
+
+
+def _node_of(desc: FileDesc | DeviceDesc | DirDesc) -> Node:
+    """The node an open file, device or directory reaches."""
+    if isinstance(desc, FileDesc):
+        return desc.file
+    return desc.device if isinstance(desc, DeviceDesc) else desc.dir
 
 
 def write_filestat(run: RunState, ptr: int, node: Node | None) -> None:
@@ -141,7 +150,9 @@ def fd_read(run: RunState, fd: int, iovs: int, iovs_len: int, nread_ptr: int) ->
         n = _read_into(run, desc.file.read(desc.pos, _wanted(vecs)), 0, vecs)
         desc.pos += n
     else:
-        return abi.EISDIR
+        if not desc.readable:
+            return abi.EBADF
+        n = _read_into(run, devices.read(desc.device, _wanted(vecs)), 0, vecs)
     run.memory.pack(abi.U32, nread_ptr, n)
     return abi.SUCCESS
 
@@ -205,7 +216,9 @@ def fd_write(run: RunState, fd: int, iovs: int, iovs_len: int, nwritten_ptr: int
         total = _write_file(run, desc, start, vecs)
         desc.pos = start + total
     else:
-        return abi.EISDIR
+        if not desc.writable:
+            return abi.EBADF
+        total = _wanted(vecs)  # a device keeps nothing: every byte is taken, none is stored
     run.memory.pack(abi.U32, nwritten_ptr, total)
     return abi.SUCCESS
 
@@ -225,6 +238,13 @@ def fd_pwrite(run: RunState, fd: int, iovs: int, iovs_len: int, offset: int, nwr
 
 @_wasi(FUNCTIONS, "iIii")
 def fd_seek(run: RunState, fd: int, offset: int, whence: int, newoffset_ptr: int) -> int:
+    device = run.fds.get(fd)
+    if isinstance(device, DeviceDesc):  # a character device stays at 0, as Linux's
+        _tell_right(device)
+        if whence not in (abi.WHENCE_SET, abi.WHENCE_CUR, abi.WHENCE_END):
+            return abi.EINVAL
+        run.memory.pack(abi.U64, newoffset_ptr, 0)
+        return abi.SUCCESS
     desc = run.fds.file(fd)
     if offset == 0 and whence == abi.WHENCE_CUR:
         _tell_right(desc)  # a seek that only asks where it is: fd_tell's right is enough
@@ -249,13 +269,14 @@ def fd_seek(run: RunState, fd: int, offset: int, whence: int, newoffset_ptr: int
 
 @_wasi(FUNCTIONS, "ii")
 def fd_tell(run: RunState, fd: int, offset_ptr: int) -> int:
-    desc = run.fds.file(fd)
+    device = run.fds.get(fd)
+    desc = device if isinstance(device, DeviceDesc) else run.fds.file(fd)
     _tell_right(desc)
-    run.memory.pack(abi.U64, offset_ptr, desc.pos)
+    run.memory.pack(abi.U64, offset_ptr, desc.pos if isinstance(desc, FileDesc) else 0)
     return abi.SUCCESS
 
 
-def _tell_right(desc: FileDesc) -> None:
+def _tell_right(desc: FileDesc | DeviceDesc) -> None:
     """``FD_SEEK`` implies ``FD_TELL`` (WASI preview1 ``rights``)."""
     if not desc.rights & (abi.RIGHT_FD_TELL | abi.RIGHT_FD_SEEK):
         raise WasiError(abi.ENOTCAPABLE)
@@ -329,6 +350,8 @@ def fd_fdstat_get(run: RunState, fd: int, ptr: int) -> int:
         run.memory.pack(abi.FDSTAT, ptr, abi.FILETYPE_UNKNOWN, desc.flags, desc.rights, desc.inheriting)
     elif isinstance(desc, FileDesc):
         run.memory.pack(abi.FDSTAT, ptr, abi.FILETYPE_REGULAR_FILE, desc.flags, desc.rights, desc.inheriting)
+    elif isinstance(desc, DeviceDesc):
+        run.memory.pack(abi.FDSTAT, ptr, abi.FILETYPE_CHARACTER_DEVICE, desc.flags, desc.rights, desc.inheriting)
     else:
         run.memory.pack(abi.FDSTAT, ptr, abi.FILETYPE_DIRECTORY, desc.flags, desc.rights, desc.inheriting)
     return abi.SUCCESS
@@ -349,7 +372,7 @@ def fd_fdstat_set_rights(run: RunState, fd: int, base: int, inheriting: int) -> 
     if base & ~desc.rights or inheriting & ~desc.inheriting:
         return abi.ENOTCAPABLE  # rights can only be dropped
     desc.rights, desc.inheriting = base, inheriting
-    if isinstance(desc, FileDesc):
+    if isinstance(desc, FileDesc | DeviceDesc):
         desc.readable = desc.readable and bool(base & abi.RIGHT_FD_READ)
         desc.writable = desc.writable and bool(base & abi.RIGHT_FD_WRITE)
     return abi.SUCCESS
@@ -361,7 +384,7 @@ def fd_filestat_get(run: RunState, fd: int, ptr: int) -> int:
     if isinstance(desc, StdioDesc):
         write_filestat(run, ptr, None)
     else:
-        write_filestat(run, ptr, desc.file if isinstance(desc, FileDesc) else desc.dir)
+        write_filestat(run, ptr, _node_of(desc))
     return abi.SUCCESS
 
 
@@ -383,7 +406,7 @@ def fd_filestat_set_times(run: RunState, fd: int, atim: int, mtim: int, flags: i
     desc = run.fds.get(fd, abi.RIGHT_FD_FILESTAT_SET_TIMES)
     if isinstance(desc, StdioDesc):
         return abi.EBADF
-    return set_times(desc.file if isinstance(desc, FileDesc) else desc.dir, atim, mtim, flags)
+    return set_times(_node_of(desc), atim, mtim, flags)
 
 
 @_wasi(FUNCTIONS, "ii")

@@ -37,12 +37,12 @@ from typing import Final
 
 from backends.wasm import abi
 from backends.wasm.attempt_watch import REPORT_NAME, watch_path, watch_read_only
-from backends.wasm.fds import DirDesc, FileDesc, StdioDesc, StdStream
+from backends.wasm.fds import DeviceDesc, DirDesc, FileDesc, StdioDesc, StdStream
 from backends.wasm.hostcall import HostFunction, WasiError, host_function
 from backends.wasm.state import RunState
 from backends.wasm.wasi_fs import set_times, write_filestat
 from playground.core.attempts import AttemptKind
-from playground.core.vfs import Dir, File, Layout, Node, Resolved, Symlink
+from playground.core.vfs import Device, Dir, File, Layout, Node, Resolved, Symlink
 
 FUNCTIONS: list[HostFunction] = []
 _wasi = host_function
@@ -150,6 +150,10 @@ def path_open(
         if rights_base & abi.RIGHT_FD_WRITE or oflags & abi.OFLAGS_TRUNC:
             return abi.EISDIR
         new_fd = run.fds.add(DirDesc(node, node, flags=fdflags, rights=base & abi.RIGHTS_DIR, inheriting=inheriting))
+    elif isinstance(node, Device):  # O_TRUNC means nothing to a device (as on Linux); writes keep nothing
+        base &= abi.RIGHTS_FILE
+        readable, writable = bool(base & abi.RIGHT_FD_READ), bool(base & abi.RIGHT_FD_WRITE)
+        new_fd = run.fds.add(DeviceDesc(node, readable, writable, flags=fdflags, rights=base, inheriting=inheriting))
     else:
         assert isinstance(node, File)
         wants_write = bool(rights_base & abi.RIGHTS_WRITE) or bool(oflags & abi.OFLAGS_TRUNC)

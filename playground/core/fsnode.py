@@ -16,6 +16,11 @@ Why they look like this:
   resolves it (``fspath``), against the VFS's own root, so no link can
   ever name a host path. It is immutable once made, so its charge (one
   node, its target's length in bytes) never changes.
+* A ``Device`` (``/dev/null``, ``/dev/zero``, ``/dev/urandom``) holds its
+  kind and no bytes: a backend serves its reads and discards its writes,
+  so nothing written to one is kept or charged. Only a host makes one
+  (never charged, read-only as a node: it cannot be renamed, truncated
+  or touched).
 * ``owner`` is the ``VFS`` that charged the node, or None for a node no
   quota covers (a host-made node such as a session's control directory, or
   a node already freed). Such a node can never be written by a guest.
@@ -26,6 +31,7 @@ Thread model: as ``VFS`` (one thread at a time).
 from __future__ import annotations
 
 import time
+from typing import Final
 
 
 class VFSError(OSError):
@@ -108,3 +114,20 @@ class Symlink(Node):
     def size(self) -> int:
         """Bytes of the target (what ``stat`` reports and the quota charges)."""
         return len(self.target.encode("utf-8", "surrogateescape"))
+
+
+class Device(Node):
+    """A character device (``kind``: ``DEVICES``); a backend serves its reads and discards what is written to it."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, ino: int, kind: str) -> None:
+        if kind not in DEVICES:
+            raise ValueError(f"unknown device {kind!r}")
+        super().__init__(ino, True)
+        self.kind = kind
+
+
+#: The devices a guest may have (``/dev/<kind>``): null reads as empty, zero as zeros, random and urandom as
+#: random bytes (the host's ``os.urandom``, as WASI's ``random_get``).
+DEVICES: Final = ("null", "zero", "random", "urandom")

@@ -52,13 +52,13 @@ from typing import Final
 from playground.core import fstree
 from playground.core.errors import InvalidSpec
 from playground.core.fsnames import MAX_DEPTH, MAX_NAME, MAX_PATH, check_name, clean_key
-from playground.core.fsnode import Dir, File, Node, Symlink, VFSError
+from playground.core.fsnode import DEVICES, Device, Dir, File, Node, Symlink, VFSError
 from playground.core.fspath import Resolved, check_path, resolve
 from playground.core.limits import ResolvedLimits
 
 __all__ = [
-    "BASE_DIRS", "MAX_DEPTH", "MAX_NAME", "MAX_PATH", "VFS", "Dir", "File", "Layout", "Node", "Resolved", "Symlink",
-    "VFSError", "check_name", "clean_key",
+    "BASE_DIRS", "DEVICES", "MAX_DEPTH", "MAX_NAME", "MAX_PATH", "VFS", "Device", "Dir", "File", "Layout", "Node",
+    "Resolved", "Symlink", "VFSError", "check_name", "clean_key",
 ]  # fmt: skip
 
 #: The directories of the standard layout, under a read-only root.
@@ -162,6 +162,8 @@ class VFS:
                 kind, payload = _FILE, node._data
             elif isinstance(node, Symlink):
                 kind, payload = _SYMLINK, node.target
+            elif isinstance(node, Device):
+                kind, payload = _DEVICE, node.kind
             elif isinstance(node, Dir):
                 pending.extend((index, key, child) for key, child in reversed(node.children.items()))
             rows.append((
@@ -628,11 +630,11 @@ class VFS:
 
 
 #: A node as ``VFS.__reduce__`` writes it: parent row (-1 for the root), name, kind, inode, read-only,
-#: charged here, links, opens, the three times, and the content (file bytes, link target, None).
+#: charged here, links, opens, the three times, and the content (file bytes, link target, device kind, None).
 _Row = tuple[int, str, int, int, bool, bool, int, int, int, int, int, "bytearray | str | None"]
 _State = tuple[tuple[int | None, int | None, str, int, int, bool], int, list[_Row], list[int]]
 #: A row's kind.
-_FILE, _DIR, _SYMLINK = 0, 1, 2
+_FILE, _DIR, _SYMLINK, _DEVICE = 0, 1, 2, 3
 
 
 def _restore(state: _State) -> VFS:
@@ -650,6 +652,8 @@ def _restore(state: _State) -> VFS:
             node._data = payload
         elif kind == _SYMLINK and isinstance(payload, str):
             node = Symlink(ino, readonly, payload)
+        elif kind == _DEVICE and isinstance(payload, str) and payload in DEVICES:
+            node = Device(ino, payload)
         elif kind == _DIR and (parent is not None or parent_row < 0):
             node = Dir(ino, readonly, parent)
         else:

@@ -5,7 +5,7 @@ import pytest
 
 from playground.core import VFS, InvalidSpec, Limits, VFSError, clean_key
 from playground.core.limits import DEFAULT_LIMITS
-from playground.core.vfs import BASE_DIRS, Dir, File, Layout, Node, Symlink
+from playground.core.vfs import BASE_DIRS, DEVICES, Device, Dir, File, Layout, Node, Symlink
 
 
 def make(quota: int | None = 1000, files: int | None = 20) -> VFS:
@@ -353,7 +353,10 @@ def _shape(v: VFS) -> list[tuple[object, ...]]:
     pending: list[tuple[str, Node]] = [("/", v.root)]
     while pending:
         path, node = pending.pop(0)
-        content = node.data if isinstance(node, File) else node.target if isinstance(node, Symlink) else None
+        content = (
+            node.data if isinstance(node, File) else node.target if isinstance(node, Symlink)
+            else node.kind if isinstance(node, Device) else None
+        )  # fmt: skip
         times = (node.mtime_ns, node.atime_ns, node.ctime_ns)
         counts = (node.links, node.opens)
         rows.append((path, type(node), node.ino, node.readonly, counts, times, node.owner is v, content))
@@ -378,6 +381,7 @@ def test_a_pickled_tree_comes_back_node_for_node() -> None:
     v.write_file("/out/a.txt", b"first after z")  # children keep their order
     host_made = Dir(999, True, v.root)  # a runtime's mount: no quota covers it
     v.root.children["host"] = host_made
+    host_made.children["null"] = Device(1000, "null")  # a device (backends/wasm/devices): host-made as well
     opened = v.lookup("/work/a/b/c.txt")
     v.retain(opened)
     v.quota_hit = True
@@ -387,6 +391,8 @@ def test_a_pickled_tree_comes_back_node_for_node() -> None:
     assert back.quota_hit
     assert list(_dir(back, "/out").children) == ["z.bin", "a.txt"]
     assert back.lookup("/host").owner is None
+    device = back.lookup("/host/null")
+    assert isinstance(device, Device) and device.kind == "null" and device.readonly and device.owner is None
     # It goes on as the same tree: quotas, new inode numbers, the layout's directories, read-only inputs.
     assert back.create_file(_dir(back, "/work"), "new").ino == v.create_file(_dir(v, "/work"), "new").ino
     assert back.is_base(back.lookup("/out")) and not back.is_base(back.lookup("/work/a"))
@@ -411,3 +417,19 @@ def test_a_node_of_another_tree_does_not_pickle() -> None:
     v.root.children["stray"] = other.lookup("/tmp")
     with pytest.raises(ValueError, match="another VFS"):
         pickle.dumps(v)
+
+
+def test_a_device_is_no_file_to_the_tree() -> None:
+    """``Device``: no bytes to read or write through the VFS, nothing charged; only the known kinds exist."""
+    v = VFS(fs_quota=100, max_files=10)
+    dev = Dir(999, True, v.root)
+    v.root.children["dev"] = dev
+    dev.children["zero"] = Device(1000, "zero")
+    with pytest.raises(VFSError):
+        v.read_file("/dev/zero")
+    with pytest.raises(VFSError):
+        v.write_file("/dev/zero", b"x")
+    assert (v.bytes_used, v.nodes_used) == (0, len(BASE_DIRS)) and v.collect_out() == {}
+    assert set(DEVICES) == {"null", "zero", "random", "urandom"}
+    with pytest.raises(ValueError, match="unknown device"):
+        Device(1, "tty")

@@ -146,7 +146,7 @@ print(sorted(os.listdir('/')))
     need_runtime(real, "python")
     result = await real.run(Spec(lang="python", code=code))
     assert result.stdout.decode().splitlines() == [
-        "read: True", "open: FileNotFoundError", "open: FileNotFoundError", "['in', 'out', 'tmp', 'work']"
+        "read: True", "open: FileNotFoundError", "open: FileNotFoundError", "['dev', 'in', 'out', 'tmp', 'work']"
     ], result.stderr  # fmt: skip
 
 

@@ -2,8 +2,8 @@
 
 Real runtimes (skipped without them, failed under ``CI=true``). Each
 language reads, writes and lists relative paths, sees ``/`` as
-``in out tmp work``, reads files the caller put in ``/work``, and (where
-its standard library can) makes and follows symbolic links: a link, a
+``dev in out tmp work`` (``/dev``: ``test_devices``), reads files the
+caller put in ``/work``, and (where its standard library can) makes and follows symbolic links: a link, a
 loop (ELOOP), a dangling link, a link into read-only ``/in``.
 """
 
@@ -66,11 +66,12 @@ async def test_python_relative_paths_listing_and_walk(real: Sandbox) -> None:
     result = await run(real, "python", PY_FILES)
     assert result.stdout.decode().splitlines() == [
         "cwd /work",
-        "root ['in', 'out', 'tmp', 'work']",
+        "root ['dev', 'in', 'out', 'tmp', 'work']",
         "read hello 1,2 42",
         "list ['data.csv', 'lib', 'lib.js', 'main.py', 'notes.txt']",
         "glob ['data.csv']",
-        "walk / ['in', 'out', 'tmp', 'work'] []",
+        "walk / ['dev', 'in', 'out', 'tmp', 'work'] []",
+        "walk /dev [] ['null', 'random', 'urandom', 'zero']",
         "walk /in [] ['input.txt']",
         "walk /out [] ['result.txt']",
         "walk /tmp [] []",
@@ -102,7 +103,7 @@ async def test_js_and_ts_relative_paths_and_listing(real: Sandbox, lang: str) ->
     result = await run(real, lang, code)
     assert result.stdout.decode().splitlines() == [
         "cwd /work",
-        'root ["in","out","tmp","work"]',
+        'root ["dev","in","out","tmp","work"]',
         "read hello 1,2 42",
         # the program is stored as the user's file: main.ts for TypeScript (so errors name it)
         f'list ["data.csv","lib","lib.js","main.{"js" if lang == "javascript" else "ts"}","notes.txt"]',
@@ -179,7 +180,7 @@ async def test_python_symlinks(real: Sandbox) -> None:
         "dangling False True ENOENT",
         "in read only EROFS",
         "host ENOENT",
-        "up [] ['in', 'out', 'tmp', 'work']",  # ".." climbs no higher than /
+        "up [] ['dev', 'in', 'out', 'tmp', 'work']",  # ".." climbs no higher than /
         "lstat 9 16",
     ]
     assert dict(result.files) == {}  # a link under /out is not exported

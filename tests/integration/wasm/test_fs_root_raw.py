@@ -26,7 +26,7 @@ def names(listing: str) -> list[str]:
 
 async def test_the_root_holds_the_layout_and_is_read_only(sandbox: Sandbox, probe_wasm: bytes) -> None:
     out, _ = await probe(sandbox, probe_wasm, "ls", "/")
-    assert names(out) == ["in", "out", "tmp", "work"]
+    assert names(out) == ["dev", "in", "out", "tmp", "work"]
     assert await probe(sandbox, probe_wasm, "write", "/etc", "x") == (f"open errno={EROFS}\n", 1)
     assert await probe(sandbox, probe_wasm, "mkdir", "/etc") == (f"mkdir errno={EROFS}\n", 1)
     for name in ("/work", "/tmp", "/out"):
@@ -50,7 +50,7 @@ async def test_work_files_are_there_and_writable(sandbox: Sandbox, probe_wasm: b
 @pytest.mark.parametrize("path", ["/..", "/../..", "/work/../..", "/in/../../../.."])
 async def test_dotdot_at_the_root_stays_at_the_root(sandbox: Sandbox, probe_wasm: bytes, path: str) -> None:
     out, code = await probe(sandbox, probe_wasm, "ls", path)
-    assert code == 0 and names(out) == ["in", "out", "tmp", "work"]
+    assert code == 0 and names(out) == ["dev", "in", "out", "tmp", "work"]
     assert await probe(sandbox, probe_wasm, "cat", f"{path}/work/data.csv", work_files=WORK) == ("a,b\n", 0)
 
 

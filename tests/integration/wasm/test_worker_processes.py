@@ -192,7 +192,29 @@ async def test_an_empty_tree_goes_to_a_worker_as_a_marker_and_the_run_is_the_sam
         assert there.files == here.files
         assert (there.usage.fs_files, there.usage.fs_bytes) == (here.usage.fs_files, here.usage.fs_bytes)
     made = await _overlapping(sb, pool, sb.run(cases[0][0]))
-    assert made.files == {"made.txt": b"out"} and made.stdout.startswith(b"['in', 'out', 'tmp', 'work'] [] [] []")
+    assert made.files == {"made.txt": b"out"}
+    assert made.stdout.startswith(b"['dev', 'in', 'out', 'tmp', 'work'] [] [] []")
+
+
+async def test_a_run_in_a_worker_has_dev_and_its_tree_comes_back_without_it(
+    pooled: tuple[Sandbox, ProcessPool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/dev`` is the worker's own (host-made, as a runtime's mounts): stripped from the tree it sends back."""
+    sb, pool = pooled
+    adopted: list[list[str]] = []
+    adopt = VFS.adopt
+
+    def spy(vfs: VFS, other: VFS) -> None:
+        adopted.append(sorted(other.root.children))
+        adopt(vfs, other)
+
+    monkeypatch.setattr(VFS, "adopt", spy)
+    code = "import os\nopen('/out/dev.txt', 'w').write(' '.join(sorted(os.listdir('/dev'))))\n"
+    code += "open(os.devnull, 'w').write('x')"
+    for spec in (Spec(lang="python", code=code), Spec(lang="python", code=code, files={"i": b"given"})):
+        result = await _overlapping(sb, pool, sb.run(spec))
+        assert result.exit_code == 0 and result.files == {"dev.txt": b"null random urandom zero"}, result.stderr
+    assert adopted == [["in", "out", "tmp", "work"]] * 2
 
 
 
