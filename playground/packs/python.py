@@ -40,6 +40,11 @@ CANNOT = {
     ),
     "wasi does not support processes": "this WebAssembly Python cannot start processes (subprocess, os.system)",
     "no processes in this sandbox": "this WebAssembly Python cannot start processes (subprocess, os.system)",
+    "module 'os' has no attribute 'fork'": "this WebAssembly Python cannot start processes (os.fork)",
+    "module 'signal' has no attribute 'alarm'": (
+        "this WebAssembly Python has no timer signals (signal.alarm, signal.setitimer); the sandbox's own time "
+        "limit stops a run that takes too long"
+    ),
 }
 
 

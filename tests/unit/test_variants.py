@@ -116,6 +116,10 @@ def test_what_a_wasm_python_cannot_do_is_said_with_where_it_can_be_done() -> Non
     both = b"ModuleNotFoundError: No module named 'ssl'\n" + THREAD
     assert (cannot_hint(python.PACK, both) or "").startswith("this WebAssembly Python runs one thread")
     assert cannot_hint(python.PACK, b"ValueError: x\n") is None
+    for runtime in ("", "scientific"):  # what neither WASI build has
+        fork = cannot_hint(python.PACK, b"AttributeError: module 'os' has no attribute 'fork'\n", runtime=runtime)
+        alarm = cannot_hint(python.PACK, b"AttributeError: module 'signal' has no attribute 'alarm'\n", runtime=runtime)
+        assert "cannot start processes (os.fork)" in (fork or "") and "no timer signals" in (alarm or "")
     assert cannot_hint(lua.PACK, THREAD) is None  # nothing declared: nothing said
     wasm_only = Pack(name="py-wasm", extensions=(".pyw",), wasm=WasmSpec(module=None, cannot={"no threads": "one"}))
     assert cannot_hint(wasm_only, b"no threads") == "one; no other tier here runs py-wasm"
