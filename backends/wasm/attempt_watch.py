@@ -38,8 +38,9 @@ import posixpath
 from collections.abc import Sequence
 from typing import Final
 
+from backends.wasm import devices
 from playground.core.attempts import AttemptKind, AttemptLog, Observer, parse_guest_report
-from playground.core.vfs import VFS, Device, Dir, Layout, Resolved
+from playground.core.vfs import DEVICES, VFS, Device, Dir, Layout, Resolved
 
 #: The report channel: ``path_open`` of this name in the root gives a write-only descriptor (``StdStream.REPORT``).
 REPORT_NAME: Final = ".attempts"
@@ -53,6 +54,8 @@ BENIGN_PATHS: Final = (
 )  # fmt: skip
 
 OUTSIDE: Final = "refused: not in the sandbox"
+#: What ``/dev`` holds (``devices``): any other path under it is the host's, and recorded.
+_DEVICE_PATHS: Final = frozenset(("/" + devices.DEV, *(f"/{devices.DEV}/{kind}" for kind in DEVICES)))
 NO_NETWORK: Final = "refused: no network on this tier"
 
 
@@ -80,11 +83,14 @@ def watch_path(
     if vfs.layout is not Layout.STANDARD or directory is not root:
         return  # a directory descriptor below the root cannot name anything outside it (``..`` stops at it)
     top = path.split("/", 1)[0]
-    if top in root.children and ".." not in path:
+    if top in root.children and ".." not in path and top != devices.DEV:
         return
     full = posixpath.normpath("/" + path)
     first = full.split("/", 2)[1]
-    if not first or first in root.children or _under(full, BENIGN_PATHS) or _under(full, quiet):
+    if first == devices.DEV:  # /dev holds the four devices; /dev/mem, /dev/sda, /dev/tty are the host's
+        if full in _DEVICE_PATHS:
+            return
+    elif not first or first in root.children or _under(full, BENIGN_PATHS) or _under(full, quiet):
         return
     if home and _under(full, (home,)):
         full = "~" + full[len(home) :]

@@ -129,3 +129,21 @@ async def test_sessions_have_them(sb: Sandbox, open_sessions: list[Session]) -> 
     session = await open_session(sb, "python", open_sessions, limits=LIMITS)
     result = await session.eval("import os\nprint(open(os.devnull, 'w').write('x'), sorted(os.listdir('/dev')))")
     assert (result.exit_code, result.stdout) == (0, b"1 ['null', 'random', 'urandom', 'zero']\n"), result.stderr
+
+
+async def test_the_hosts_devices_are_refused_and_reported(sb: Sandbox) -> None:
+    """Only the four are there: /dev/mem, /dev/sda, /dev/tty are the host's, tried and recorded as such."""
+    code = """\
+import os
+for path in ("/dev/mem", "/dev/sda", "/dev/tty", "/dev/../dev/kmsg"):
+    try:
+        open(path, "rb")
+    except OSError as exc:
+        print(exc.errno == 44)
+print(os.path.exists("/dev/null"))
+"""
+    result = await sb.run(Spec(lang="python", code=code))
+    assert (result.exit_code, result.stdout) == (0, b"True\nTrue\nTrue\nTrue\nTrue\n"), result.stderr
+    tried = {(a.target, a.verdict) for a in result.attempts}
+    expected = {(p, "refused: not in the sandbox") for p in ("/dev/mem", "/dev/sda", "/dev/tty", "/dev/kmsg")}
+    assert tried == expected
