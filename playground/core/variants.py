@@ -185,7 +185,7 @@ def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
     ``runtime`` names the variant that ran (empty: the pack's own). The
     marker written last in ``stderr`` wins: it is nearest to what failed
     the program. The sentence says where it can be done: the pack's Docker
-    tier, when it has one.
+    tier, when it has one (else the sentence itself says what there is).
     """
     spec = pack.wasm
     for variant in _variants(pack):
@@ -198,7 +198,7 @@ def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
     if found[0] < 0:
         return None
     if pack.docker is None:
-        return f"{found[1]}; no other tier here runs {pack.name}"
+        return found[1]
     return (
         f"{found[1]}; the Docker tier's {pack.name} can run this program (playground run --policy docker-only, "
         "or Docker in the window's backend choice; Docker must be installed)"

@@ -18,6 +18,14 @@ SERVER_SIGNS = (
     (r"\.listen\s*\(", "calls listen()"),
 )
 
+#: What QuickJS has not (``WasmSpec.cannot``): ``Intl``. Node, on the Docker tier, has it (the ``node`` pack).
+CANNOT = {
+    "ReferenceError: Intl is not defined": (
+        "this WebAssembly JavaScript (QuickJS) has no Intl (Intl.NumberFormat, Intl.DateTimeFormat; toLocaleString "
+        "ignores its locale); the node language has it on the Docker tier (playground run -l node, with Docker)"
+    ),
+}
+
 PACK = Pack(
     name="javascript",
     aliases=("js",),
@@ -26,6 +34,7 @@ PACK = Pack(
     wasm=WasmSpec(
         module=QUICKJS, args=("--", "{main}", "{args}"), main_file="main.js", session=REPL,
         serve_args=("--serve", "{main}", "{args}"),  # the handler bridge (packaging/runtimes/quickjs/driver.c)
+        cannot=CANNOT,
         typical_start=0.0015,  # bench/oneshot_speed.py, Sandbox.run p50 from the snapshot (cold: about 0.005)
         # One-shot runs start from a snapshot of the set-up driver (javascript_snapshot, backends/wasm/snapshot).
         snapshot=WasmSnapshot(

@@ -1,6 +1,7 @@
 """TypeScript: transpiled to JavaScript inside Wasm (OXC), then run on QuickJS-NG."""
 
 from playground.core import Editing, Pack, WasmSpec
+from playground.packs.javascript import CANNOT as JAVASCRIPT_CANNOT
 from playground.packs.javascript import PACK as JAVASCRIPT
 from playground.packs.javascript import SERVER_SIGNS
 from playground.packs.runtimes import QUICKJS, TYPESCRIPT_TRANSFORM
@@ -16,6 +17,7 @@ PACK = Pack(
         # The JavaScript is stored under the TypeScript's name, on the TypeScript's lines (backends/wasm/tslines.py),
         # so a runtime error names main.ts and the line the user wrote.
         main_file="main.ts",
+        cannot=JAVASCRIPT_CANNOT,
         transform="typescript",
         transformer=TYPESCRIPT_TRANSFORM,
         typical_start=0.004,  # bench/oneshot_speed.py, Sandbox.run p50 (transform included)

@@ -7,7 +7,7 @@ import pytest
 from playground.core import InvalidSpec, Pack, Result, Sandbox, Spec, WasmSpec
 from playground.core.requirements import MAX_PACKAGES, parse_requirement
 from playground.core.variants import cannot_hint, choose, missing_module, missing_module_hint, python_imports
-from playground.packs import javascript, lua, python
+from playground.packs import javascript, lua, python, typescript
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,10 @@ def test_what_a_wasm_python_cannot_do_is_said_with_where_it_can_be_done() -> Non
         assert "cannot start processes (os.fork)" in (fork or "") and "no timer signals" in (alarm or "")
     assert cannot_hint(lua.PACK, THREAD) is None  # nothing declared: nothing said
     wasm_only = Pack(name="py-wasm", extensions=(".pyw",), wasm=WasmSpec(module=None, cannot={"no threads": "one"}))
-    assert cannot_hint(wasm_only, b"no threads") == "one; no other tier here runs py-wasm"
+    assert cannot_hint(wasm_only, b"no threads") == "one"  # no Docker tier: the sentence says it all
+    intl = b"ReferenceError: Intl is not defined\n    at <anonymous> (/work/main.js:1:1)\n"
+    for language in (javascript.PACK, typescript.PACK):
+        assert "has no Intl" in (cannot_hint(language, intl) or "") and "-l node" in (cannot_hint(language, intl) or "")
 
 
 def test_the_sandbox_says_what_the_wasm_tier_cannot_do_before_any_package_advice() -> None:
