@@ -60,10 +60,15 @@ def left_out(modules: dict[str, str]) -> dict[str, str]:
     }
 
 
-#: The light runtime's ``cannot``: the above, and the standard modules its build leaves out (a program that
-#: imported one was told to add it from PyPI, as if it were a third-party package).
+#: The light runtime's ``cannot``: the above, its missing time zone database (the scientific runtime has
+#: ``tzdata``), and the standard modules its build leaves out (a program that imported one was told to add it
+#: from PyPI, as if it were a third-party package).
 LIGHT_CANNOT = {
     **CANNOT,
+    "ZoneInfoNotFoundError": (
+        "this WebAssembly Python has no time zone database for zoneinfo; the scientific runtime has one "
+        "(import tzdata at the top of the program picks it)"
+    ),
     **left_out({
         "multiprocessing": "multiprocessing", "_multiprocessing": "multiprocessing",
         "concurrent.futures.thread": "concurrent.futures' ThreadPoolExecutor",

@@ -116,6 +116,9 @@ def test_what_a_wasm_python_cannot_do_is_said_with_where_it_can_be_done() -> Non
     both = b"ModuleNotFoundError: No module named 'ssl'\n" + THREAD
     assert (cannot_hint(python.PACK, both) or "").startswith("this WebAssembly Python runs one thread")
     assert cannot_hint(python.PACK, b"ValueError: x\n") is None
+    zone = b"zoneinfo._common.ZoneInfoNotFoundError: 'No time zone found with key Europe/Paris'\n"
+    assert "import tzdata" in (cannot_hint(python.PACK, zone) or "")
+    assert cannot_hint(python.PACK, zone, runtime="scientific") is None  # it has tzdata
     for runtime in ("", "scientific"):  # what neither WASI build has
         fork = cannot_hint(python.PACK, b"AttributeError: module 'os' has no attribute 'fork'\n", runtime=runtime)
         alarm = cannot_hint(python.PACK, b"AttributeError: module 'signal' has no attribute 'alarm'\n", runtime=runtime)
