@@ -7,16 +7,18 @@ to the clock, while the attempt report said every ``sqlite3`` program
 "tried: read /dev/urandom", refused. Docker's containers have them.
 
 What they are: host-made nodes (``Device``) in a host-made, read-only
-``/dev``, charged to no quota, placed in every run, session and served
-program of the standard layout (``mounts.place``), like a runtime's mounts
-(and for the same reason not in a caller's root, which is writable). A
-descriptor opened on one is a ``fds.DeviceDesc``: reading ``null`` gives
-end of file, ``zero`` zeros, ``random`` and ``urandom`` the host's random
-bytes (``os.urandom``, as WASI's ``random_get``), each read at most what
-the guest asked for; writing to any of them succeeds and keeps nothing, so
-no byte reaches the quota, the output or the host. ``lseek`` gives 0 and
-``stat`` says character device, as on Linux; ``isatty`` says no (the
-descriptor has the seek right, which wasi-libc's ``isatty`` looks for).
+``/dev``, charged to no quota, placed (``place``) in every run, session and
+served program of the standard layout next to the runtime's mounts (and,
+as those, not in a caller's root, which is writable). A descriptor opened
+on one is a ``fds.DeviceDesc``: reading ``null`` gives end of file,
+``zero`` zeros, ``random`` and ``urandom`` the host's random bytes
+(``os.urandom``, as WASI's ``random_get``), each read at most what the
+guest asked for and ``MAX_READ``; writing to any of them succeeds and
+keeps nothing, so no byte reaches the quota, the output or the host.
+``lseek`` gives 0 and ``stat`` says character device, as on Linux;
+``isatty`` says no (the descriptor has the seek right, which wasi-libc's
+``isatty`` looks for). Any other path under ``/dev`` is the host's: the
+attempt report records it (``attempt_watch``).
 Nothing else lives in this ``/dev`` (no ``/dev/tty``, no ``/dev/fd``).
 """
 
