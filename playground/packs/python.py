@@ -30,6 +30,9 @@ HOME = {"HOME": "/home/user"}
 #: callback made loops 5.4x slower): the host sets its SIGINT words instead (``cpython_signals``).
 REPL = WasmDriver(args=("-B", "-c", "{driver}"), script="repl.py", interrupt="signal")
 
+#: Why ``subprocess`` and ``os.system`` fail, whichever of their two messages a program meets (``CANNOT``).
+NO_PROCESSES = "this WebAssembly Python cannot start processes (subprocess, os.system)"
+
 #: What a program meets that neither WebAssembly Python can do (``WasmSpec.cannot``): a stderr marker and why.
 #: Threads: wasi-libc has none, so ``threading``, ``ThreadPoolExecutor`` and ``asyncio.to_thread`` fail as they
 #: start one. Processes: ``subprocess`` (the light runtime's message) and the watch's stand-ins (``os.system``).
@@ -38,8 +41,8 @@ CANNOT = {
         "this WebAssembly Python runs one thread: threading, concurrent.futures' ThreadPoolExecutor and "
         "asyncio.to_thread cannot start one (asyncio's tasks and event loop work)"
     ),
-    "wasi does not support processes": "this WebAssembly Python cannot start processes (subprocess, os.system)",
-    "no processes in this sandbox": "this WebAssembly Python cannot start processes (subprocess, os.system)",
+    "wasi does not support processes": NO_PROCESSES,
+    "no processes in this sandbox": NO_PROCESSES,
     "module 'os' has no attribute 'fork'": "this WebAssembly Python cannot start processes (os.fork)",
     "module 'signal' has no attribute 'alarm'": (
         "this WebAssembly Python has no timer signals (signal.alarm, signal.setitimer); the sandbox's own time "
