@@ -5,6 +5,7 @@ a daemon and is unit-tested on its own. What it guarantees for every run:
 
 * root filesystem read-only; the only writable places are size-limited
   tmpfs mounts: ``/work`` and ``/tmp`` (exec allowed, for compiled programs),
+  ``/dev/shm`` (scratch for POSIX semaphores, noexec),
   ``/out`` and ``/in`` (noexec). ``/in`` is filled by the in-container
   wrapper and then made read-only by permission (see ``wrapper``);
 * no capabilities (``cap_drop=ALL``), ``no-new-privileges``, user
@@ -62,10 +63,14 @@ NPROC_CEILING: Final = 4096
 NOFILE: Final = 1024
 #: Extra room on RLIMIT_FSIZE so a full tmpfs (ENOSPC) trips before SIGXFSZ.
 FSIZE_SLACK: Final = 1 << 20
-#: The tmpfs mounts.
 #: Extra processes of a REPL session: its driver, the driver's pumps and helpers.
 SESSION_PROCS: Final = 8
-MOUNTS: Final = ("/in", "/work", "/out", "/tmp")
+#: The tmpfs mounts. ``/dev/shm``: POSIX shared memory and semaphores (``sem_open``), which Python's
+#: ``multiprocessing`` needs for every Pool, Queue and Lock; ``ipc_mode="none"`` leaves it out, and a
+#: program that used them failed with FileNotFoundError. Scratch like ``/tmp``, never executable.
+MOUNTS: Final = ("/in", "/work", "/out", "/tmp", "/dev/shm")
+#: The mounts any user of the container may write in (sticky, as on a real machine): scratch space.
+SCRATCH: Final = ("/tmp", "/dev/shm")
 #: /tmp is scratch outside the VFS count (toolchain caches: Go's has 256 directories).
 TMP_MIN_INODES: Final = 4096
 
@@ -97,7 +102,7 @@ def _tmpfs_options(path: str, limits: ResolvedLimits, kind: EngineKind) -> str:
     if max_files is not None and kind is EngineKind.DOCKER:  # Podman 4.3 rejects nr_inodes
         inodes = max(max_files, TMP_MIN_INODES) if path == "/tmp" else max_files
         options.append(f"nr_inodes={inodes}")
-    if path == "/tmp":
+    if path in SCRATCH:
         options.append("mode=1777")
     else:
         options.append("mode=0755")

@@ -68,13 +68,15 @@ def test_resource_limits() -> None:
 def test_tmpfs_docker_uses_uid_gid() -> None:
     tmpfs = host()["tmpfs"]
     assert isinstance(tmpfs, dict)
-    assert set(tmpfs) == {"/in", "/work", "/out", "/tmp"}
+    assert set(tmpfs) == {"/in", "/work", "/out", "/tmp", "/dev/shm"}
     for path, options in tmpfs.items():
         opts = options.split(",")
         assert "size=8388608" in opts and "nosuid" in opts and "nodev" in opts
         assert "U" not in opts
         if path == "/tmp":
             assert "mode=1777" in opts and f"nr_inodes={TMP_MIN_INODES}" in opts
+        elif path == "/dev/shm":  # scratch for multiprocessing's semaphores: anyone may write, nobody may run
+            assert "mode=1777" in opts and "nr_inodes=100" in opts and "noexec" in opts
         else:
             assert "uid=65534" in opts and "gid=65534" in opts and "nr_inodes=100" in opts
     assert "exec" in tmpfs["/work"].split(",") and "noexec" in tmpfs["/out"].split(",")
@@ -87,7 +89,7 @@ def test_tmpfs_podman_uses_U() -> None:
     for path, options in tmpfs.items():
         opts = options.split(",")
         assert not any(o.startswith(("uid=", "gid=", "nr_inodes=")) for o in opts)
-        assert ("U" in opts) == (path != "/tmp")
+        assert ("U" in opts) == (path not in ("/tmp", "/dev/shm"))
 
 
 def test_unlimited_fields_are_left_out_not_huge() -> None:

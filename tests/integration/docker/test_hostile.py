@@ -65,3 +65,18 @@ async def test_forged_trailer_only_hurts_the_guest(sandbox: Sandbox) -> None:
     result = await sandbox.run(Spec(lang="bash", code=code))
     assert result.stdout.endswith(b"tail\n")
     assert result.files == {}
+
+
+async def test_shared_memory_is_capped_and_not_executable(sandbox: Sandbox) -> None:
+    """``/dev/shm`` (for multiprocessing's semaphores) is scratch like ``/tmp``: its size is ``fs_quota``, a
+    program copied there cannot be run, and nothing of it is collected."""
+    code = (
+        "head -c 3000000 /dev/zero > /dev/shm/fill 2>/dev/null; echo \"fill $? $(stat -c %s /dev/shm/fill)\"\n"
+        "rm /dev/shm/fill\n"
+        "cp /bin/true /dev/shm/t && chmod +x /dev/shm/t && { /dev/shm/t 2>/dev/null; echo \"exec $?\"; }\n"
+    )
+    result = await sandbox.run(Spec(lang="bash", code=code, limits=Limits(fs_quota=1 << 20)))
+    lines = result.stdout.decode().splitlines()
+    assert lines[0] == "fill 1 1048576", result.stdout  # ENOSPC at the quota, not 3 MB
+    assert lines[1] == "exec 126", result.stdout  # noexec: permission denied
+    assert result.files == {}

@@ -27,6 +27,37 @@ with socketserver.TCPServer(("0.0.0.0", 8000), Hello) as server:
 """
 
 
+MULTIPROCESSING = """
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+
+def square(n):
+    return n * n
+
+if __name__ == "__main__":
+    with mp.Pool(2) as pool:
+        print("pool", pool.map(square, range(5)))
+    with ProcessPoolExecutor(2) as ex:
+        print("executor", list(ex.map(square, [7, 8])))
+    queue, lock = mp.Queue(), mp.Lock()
+    with lock:
+        worker = mp.Process(target=queue.put, args=("from a child",))
+        worker.start()
+        print("queue", queue.get(timeout=10))
+        worker.join()
+"""
+
+
+async def test_multiprocessing_works(engine: Engine, sandbox: Sandbox) -> None:
+    """Pool, ProcessPoolExecutor, Queue and Lock need POSIX semaphores (``/dev/shm``): the Wasm tier's hint
+    for ``multiprocessing`` sends programs here."""
+    require_image(engine, python.PACK)
+    result = await sandbox.run(Spec(lang="python", code=MULTIPROCESSING, limits=Limits(wall_time=60)))
+    assert result.backend == "docker"
+    assert result.stdout == b"pool [0, 1, 4, 9, 16]\nexecutor [49, 64]\nqueue from a child\n", result.stderr
+    assert result.exit_code == 0
+
+
 async def test_python_runs_in_a_container(engine: Engine, sandbox: Sandbox) -> None:
     require_image(engine, python.PACK)
     result = await sandbox.run(Spec(lang="python", code="import sys, os\nprint(sys.version_info[0], os.getuid())"))
