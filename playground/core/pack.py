@@ -458,9 +458,14 @@ class Pack:
     packages: bool = False
     #: How the front ends show and read its source (``core.editing``).
     editing: Editing = field(default_factory=Editing)
+    #: What no tier of this language can do, as a failed program's stderr shows it on either: a marker -> why
+    #: and what to do instead (a window: the sandbox has no display). Said for a run on any backend, before
+    #: ``WasmSpec.cannot``, whose sentences send the program to the Docker tier (``variants.nowhere_hint``).
+    nowhere: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", tuple(self.aliases))
+        object.__setattr__(self, "nowhere", MappingProxyType(dict(self.nowhere)))
         object.__setattr__(self, "extensions", tuple(self.extensions))
         object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
         object.__setattr__(self, "error_locations", tuple(self.error_locations))

@@ -328,16 +328,21 @@ class Sandbox:
     def hint(self, spec: Spec, result: Result) -> str | None:
         """A sentence on what a failed program met and what to do about it, or None.
 
-        On the Wasm tier, first what its runtime cannot do (``WasmSpec.cannot``:
-        a thread, a standard module its build leaves out) and where it can be
-        done; then, for a module it could not import (``ModuleNotFoundError``),
-        whether a variant of the language has it (and that importing it by
-        name picks that runtime) or how to add it as a package.
+        First what no tier of the language can do (``Pack.nowhere``: open a
+        window); on the Wasm tier, then what its runtime cannot do
+        (``WasmSpec.cannot``: a thread, a standard module its build leaves out)
+        and where it can be done; then, for a module it could not import
+        (``ModuleNotFoundError``), whether a variant of the language has it
+        (and that importing it by name picks that runtime) or how to add it
+        as a package.
         """
         try:
             base = self.pack(spec.lang)
         except UnknownLanguage:
             return None
+        nowhere = variants.nowhere_hint(base, result.stderr)
+        if nowhere is not None:
+            return nowhere
         chosen = None if spec.uses_caller_root else variants.choose(base, spec.code, spec.packages)
         runtime = chosen.name if chosen else ""
         cannot = variants.cannot_hint(base, result.stderr, runtime=runtime) if result.backend == "wasm" else None

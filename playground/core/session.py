@@ -284,14 +284,16 @@ class Session:
     def hint(self, result: Result) -> str | None:
         """A sentence on what a failed input met and what to do about it, or None (``Sandbox.hint``).
 
-        What the runtime cannot do (``WasmSpec.cannot``), else how to get the
-        module it could not import: a session keeps the runtime its first
+        What no tier of the language can do (``Pack.nowhere``); on the Wasm
+        tier, what its runtime cannot do (``WasmSpec.cannot``), else how to get
+        the module it could not import: a session keeps the runtime its first
         input picked, so the way to another runtime of the language is a new
-        session. Only the Wasm tier has either.
+        session.
         """
-        if self.backend_name != "wasm":
-            return None
         base, runtime = self._base_pack, self._runtime_name
+        nowhere = variants.nowhere_hint(base, result.stderr)
+        if nowhere is not None or self.backend_name != "wasm":
+            return nowhere
         return variants.cannot_hint(base, result.stderr, runtime=runtime) or variants.missing_module_hint(
             base, result.stderr, runtime=runtime, session=True
         )

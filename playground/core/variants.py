@@ -33,7 +33,7 @@ import dataclasses
 import functools
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from playground.core.pack import Pack, WasmSnapshot, WasmSpec, WasmVariant
@@ -179,6 +179,18 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
     )
 
 
+def _last_marker(markers: Mapping[str, str], stderr: bytes) -> str | None:
+    """The sentence of the marker written last in ``stderr`` (nearest to what failed the program), or None."""
+    tail = stderr[-65536:]
+    found = max(((tail.rfind(marker.encode()), why) for marker, why in markers.items()), default=(-1, ""))
+    return found[1] if found[0] >= 0 else None
+
+
+def nowhere_hint(pack: Pack, stderr: bytes) -> str | None:
+    """One sentence on what no tier of ``pack`` can do that a failed program tried (``Pack.nowhere``), or None."""
+    return _last_marker(pack.nowhere, stderr)
+
+
 def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
     """One sentence on what the Wasm runtime that ran a failed program cannot do (``WasmSpec.cannot``), or None.
 
@@ -193,14 +205,11 @@ def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
             spec = variant.wasm
     if spec is None or not spec.cannot:
         return None
-    tail = stderr[-65536:]
-    found = max(((tail.rfind(marker.encode()), why) for marker, why in spec.cannot.items()), default=(-1, ""))
-    if found[0] < 0:
-        return None
-    if pack.docker is None:
-        return found[1]
+    why = _last_marker(spec.cannot, stderr)
+    if why is None or pack.docker is None:
+        return why
     return (
-        f"{found[1]}; the Docker tier's {pack.name} can run this program (playground run --policy docker-only, "
+        f"{why}; the Docker tier's {pack.name} can run this program (playground run --policy docker-only, "
         "or Docker in the window's backend choice; Docker must be installed)"
     )
 

@@ -51,16 +51,51 @@ CANNOT = {
 }
 
 
+#: How CPython says that a module is not there: 3.12's words for any module; from 3.15 (the scientific
+#: runtime), a standard module its build left out gets one of the other two.
+NOT_THERE = (
+    "No module named '{}'", "Standard library module '{}' was not found",
+    "Unsupported platform for standard library module '{}'",
+)
+
+
+def not_there(module: str, why: str) -> dict[str, str]:
+    """Markers of ``module`` missing, in each of ``NOT_THERE``'s wordings -> ``why``."""
+    return {form.format(module): why for form in NOT_THERE}
+
+
 def left_out(modules: dict[str, str]) -> dict[str, str]:
     """``WasmSpec.cannot`` entries for standard modules a runtime's build leaves out: the module its import
     error names -> the one a program imports (``_lzma`` -> ``lzma``)."""
-    return {
-        f"No module named '{module}'": (
+    entries: dict[str, str] = {}
+    for module, name in modules.items():
+        entries |= not_there(module, (
             f"{name} is in Python's standard library but not in this WebAssembly build of it, which has no "
-            "threads, processes, native libraries or terminal"
-        )
-        for module, name in modules.items()
-    }
+            "threads, processes or native libraries"
+        ))  # fmt: skip
+    return entries
+
+
+#: A window needs a display, which no tier has: the sentence for tkinter, turtle and pygame (``NOWHERE``).
+NO_WINDOW = (
+    "the sandbox has no display, so a program cannot open a window (tkinter, turtle, pygame) on either tier; "
+    "draw into an image file instead (matplotlib's savefig, or Pillow) and save it in /out"
+)
+#: A full-screen terminal program needs a terminal, which no tier gives: output is captured (``NOWHERE``).
+NO_TERMINAL = (
+    "curses needs a terminal, and the sandbox captures a program's output instead of giving it one, on either "
+    "tier; print plain lines instead"
+)
+#: What neither tier can do (``Pack.nowhere``): the Wasm runtimes leave these modules out, and the Docker
+#: tier's container has no display and no terminal. Said instead of "the Docker tier can run this program".
+NOWHERE = {
+    **not_there("tkinter", NO_WINDOW), **not_there("_tkinter", NO_WINDOW), **not_there("turtle", NO_WINDOW),
+    "No module named 'pygame'": NO_WINDOW,
+    "no display name and no $DISPLAY environment variable": NO_WINDOW,
+    "couldn't connect to display": NO_WINDOW,
+    **not_there("curses", NO_TERMINAL), **not_there("_curses", NO_TERMINAL),
+    "_curses.error: setupterm": NO_TERMINAL,
+}  # fmt: skip
 
 
 #: The light runtime's ``cannot``: the above, its missing time zone database (the scientific runtime has
@@ -76,8 +111,7 @@ LIGHT_CANNOT = {
         "multiprocessing": "multiprocessing", "_multiprocessing": "multiprocessing",
         "concurrent.futures.thread": "concurrent.futures' ThreadPoolExecutor",
         "concurrent.futures.process": "concurrent.futures' ProcessPoolExecutor",
-        "ssl": "ssl", "_ssl": "ssl", "ctypes": "ctypes", "tkinter": "tkinter", "curses": "curses",
-        "_curses": "curses", "readline": "readline", "_lzma": "lzma",
+        "ssl": "ssl", "_ssl": "ssl", "ctypes": "ctypes", "readline": "readline", "_lzma": "lzma",
     }),
 }  # fmt: skip
 
@@ -184,6 +218,7 @@ PACK = Pack(
         typical_start=0.2,
     ),
     packages=True,
+    nowhere=NOWHERE,
     example="import json\nprint(json.dumps({'answer': 6 * 7}))\n",
     description="Python 3.12 (CPython in WebAssembly; no threads, sockets or ssl)",
     # Tracebacks and syntax errors: '  File "/work/main.py", line 5, in <module>'.

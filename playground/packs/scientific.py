@@ -51,8 +51,7 @@ CANNOT: Final = {
 #: The standard modules its build leaves out (``python.left_out``): the module its import error names -> the
 #: one a program imports.
 LEFT_OUT: Final = {
-    "_multiprocessing": "multiprocessing", "_ssl": "ssl", "tkinter": "tkinter", "_curses": "curses",
-    "readline": "readline",
+    "_multiprocessing": "multiprocessing", "_ssl": "ssl", "readline": "readline",
 }  # fmt: skip
 
 #: Where the runtime looks for its library (its compiled-in prefix is /usr/local).

@@ -6,7 +6,14 @@ import pytest
 
 from playground.core import InvalidSpec, Pack, Result, Sandbox, Spec, WasmSpec
 from playground.core.requirements import MAX_PACKAGES, parse_requirement
-from playground.core.variants import cannot_hint, choose, missing_module, missing_module_hint, python_imports
+from playground.core.variants import (
+    cannot_hint,
+    choose,
+    missing_module,
+    missing_module_hint,
+    nowhere_hint,
+    python_imports,
+)
 from playground.packs import javascript, lua, python, typescript
 
 
@@ -141,3 +148,25 @@ def test_the_sandbox_says_what_the_wasm_tier_cannot_do_before_any_package_advice
     assert sb.hint(spec, Result(exit_code=1, stderr=THREAD, backend="docker")) is None
     on_docker = sb.hint(spec, Result(exit_code=1, stderr=missing, backend="docker"))
     assert on_docker == "multiprocessing is in Python's standard library, but not in this python runtime"
+
+
+def test_what_no_tier_can_do_is_said_for_any_tier_and_before_the_docker_hint() -> None:
+    """``Pack.nowhere``: a window or a terminal; 3.12's and 3.15's wordings of a missing module, and the
+    Docker tier's own errors."""
+    for stderr in (
+        b"ModuleNotFoundError: No module named 'tkinter'\n",
+        b"ModuleNotFoundError: Standard library module '_tkinter' was not found\n",
+        b"ModuleNotFoundError: No module named 'turtle'\n",
+        b"_tkinter.TclError: no display name and no $DISPLAY environment variable\n",
+    ):
+        assert nowhere_hint(python.PACK, stderr) == python.NO_WINDOW, stderr
+    for stderr in (
+        b"ModuleNotFoundError: Unsupported platform for standard library module '_curses'\n",
+        b"_curses.error: setupterm: could not find terminal\n",
+    ):
+        assert nowhere_hint(python.PACK, stderr) == python.NO_TERMINAL, stderr
+    assert nowhere_hint(python.PACK, THREAD) is None
+    assert "tkinter" not in " ".join(python.LIGHT_CANNOT.values())  # the Docker tier cannot run it either
+    # The scientific runtime's wording of a left-out module matches its marker.
+    ssl = b"ModuleNotFoundError: Standard library module '_ssl' was not found\n"
+    assert (cannot_hint(python.PACK, ssl, runtime="scientific") or "").startswith("ssl is in Python's standard")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import aiohttp
+import pytest
 
 from backends.docker.engine import Engine
 from playground.core import Limits, PortMap, Sandbox, ServeOpts, Spec
@@ -56,6 +57,27 @@ async def test_multiprocessing_works(engine: Engine, sandbox: Sandbox) -> None:
     assert result.backend == "docker"
     assert result.stdout == b"pool [0, 1, 4, 9, 16]\nexecutor [49, 64]\nqueue from a child\n", result.stderr
     assert result.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("code", "error", "hint"),
+    [
+        ("import turtle\nturtle.forward(10)", b"no display name", python.NO_WINDOW),
+        ("import tkinter\ntkinter.Tk()", b"no display name", python.NO_WINDOW),
+        ("import curses\ncurses.initscr()", b"_curses.error: setupterm", python.NO_TERMINAL),
+    ],
+    ids=["turtle", "tkinter", "curses"],
+)
+async def test_a_window_or_a_terminal_fails_here_too_and_the_hint_says_so(
+    engine: Engine, sandbox: Sandbox, code: str, error: bytes, hint: str
+) -> None:
+    """The Wasm tier's hint no longer sends these programs here: the container has no display and no
+    terminal either (``Pack.nowhere``); the hint says that on this tier too."""
+    require_image(engine, python.PACK)
+    spec = Spec(lang="python", code=code)
+    result = await sandbox.run(spec)
+    assert result.backend == "docker" and result.exit_code == 1 and error in result.stderr, result.stderr[-2000:]
+    assert sandbox.hint(spec, result) == hint
 
 
 async def test_python_runs_in_a_container(engine: Engine, sandbox: Sandbox) -> None:
