@@ -2,7 +2,7 @@
 
 from playground.core import DockerSpec, Editing, InputSyntax, Pack, WasmDriver, WasmSnapshot, WasmSpec, WasmVariant
 from playground.packs import python_snapshot, scientific
-from playground.packs.python_boot import LIGHT_ARGS, PROCESS_TIME_FIX, run_file_script
+from playground.packs.python_boot import GUEST_ENV, LIGHT_ARGS, PROCESS_TIME_FIX, run_file_script
 from playground.packs.python_docker_watch import WATCH as DOCKER_WATCH
 from playground.packs.python_shims import SHIMS
 from playground.packs.python_watch import WATCH
@@ -20,11 +20,6 @@ STARTUP_PROBES = ("/pyvenv.cfg", "/pybuilddir.txt", "/Modules/Setup.local", "/li
 #: a traceback through a standard module has ``linecache`` look there for the lines to show. Not the
 #: program's doing: without this, ``json.loads("x")`` reported "tried: read /wlr/build-staging/...".
 BUILD_TREE = "/wlr/build-staging/python/v3.12.0-aio/checkout"
-
-#: The guest's home: outside the sandbox's tree, as on a real machine, so that a program reaching for
-#: ``~/.ssh/id_rsa`` is refused there and the attempt is reported as such (``core.attempts``). Without a
-#: HOME, ``expanduser`` would leave ``~`` as a folder name under /work.
-HOME = {"HOME": "/home/user"}
 
 #: The REPL: our driver script on the command line. CPython cannot poll for Ctrl-C cheaply (a monitoring
 #: callback made loops 5.4x slower): the host sets its SIGINT words instead (``cpython_signals``).
@@ -152,7 +147,7 @@ PACK = Pack(
         cannot=LIGHT_CANNOT,
         typical_start=0.004,  # bench/python_snapshot.py, Sandbox.run p50 from the snapshot (cold: about 0.06)
         quiet_paths=(*STARTUP_PROBES, BUILD_TREE),
-        env=HOME,
+        env=GUEST_ENV,
         # One-shot runs start from a snapshot of the started interpreter (python_snapshot, backends/wasm/snapshot).
         snapshot=_one_shot_snapshot(python_snapshot.CAPTURE, python_snapshot.PRELOAD),
         # Programs that import asyncio, or one of the standard modules slow to import, start with those imported.

@@ -17,6 +17,13 @@ from typing import Final
 from playground.packs.python_shims import SHIMS
 from playground.packs.python_watch import WATCH
 
+#: Who the guest is, in both Wasm Pythons' environment. HOME: outside the sandbox's tree, as on a real
+#: machine, so that a program reaching for ``~/.ssh/id_rsa`` is refused there and the attempt is reported as
+#: such (``core.attempts``); without one, ``expanduser`` would leave ``~`` as a folder name under /work.
+#: USER and LOGNAME, as a login gives them: WASI has no user database (no ``pwd`` module), so
+#: ``getpass.getuser()`` failed with ModuleNotFoundError after it found neither.
+GUEST_ENV: Final = {"HOME": "/home/user", "USER": "user", "LOGNAME": "user"}
+
 _TEMPLATE: Final = """\
 def _playground_main():
     import os, sys, __main__

@@ -24,7 +24,7 @@ from typing import Final
 from playground.core import Artifact, Limits, Mount, WasmSnapshot
 from playground.core.limits import MiB
 from playground.packs import python_snapshot
-from playground.packs.python_boot import run_file_script
+from playground.packs.python_boot import GUEST_ENV, run_file_script
 
 SCIENTIFIC_CPYTHON = Artifact(
     name="python-3.15-scientific.wasm",
@@ -101,7 +101,7 @@ DISTRIBUTIONS: Final = {
 #: HOME: outside the tree, as for the light runtime (``python.HOME``); MPLCONFIGDIR: matplotlib's cache
 #: then lives in /tmp instead of a home it cannot write.
 ENV: Final = {
-    "TMPDIR": "/tmp", "PYTHONTZPATH": "", "MPLBACKEND": "module://_playground_mpl", "HOME": "/home/user",
+    **GUEST_ENV, "TMPDIR": "/tmp", "PYTHONTZPATH": "", "MPLBACKEND": "module://_playground_mpl",
     "MPLCONFIGDIR": "/tmp/matplotlib",
 }  # fmt: skip
 

@@ -81,3 +81,16 @@ def test_the_cli_prints_the_hint(sb: Sandbox, capsys: pytest.CaptureFixture[str]
     assert main(["run", "--policy", "wasm-only", "-l", "python", "-e", "import turtle"]) == 1
     err = capsys.readouterr().err
     assert f"playground: hint: {python.NO_WINDOW}" in err and "docker-only" not in err
+
+
+@pytest.mark.parametrize("runtime", ["light", "scientific"])
+async def test_the_guest_has_a_user_name(sb: Sandbox, runtime: str) -> None:
+    """WASI has no user database (no ``pwd``): ``getpass.getuser()`` finds the name in the environment, as
+    after a login (``python_boot.GUEST_ENV``); it failed with ModuleNotFoundError."""
+    if runtime == "scientific":
+        need_scientific(sb)
+    code = ("import numpy\n" if runtime == "scientific" else "") + (
+        "import getpass, os\nprint(getpass.getuser(), os.path.expanduser('~'))"
+    )
+    result = await sb.run(Spec(lang="python", code=code))
+    assert result.stdout == b"user /home/user\n", result.stderr

@@ -99,8 +99,10 @@ async def test_python_files_and_env(real: Sandbox) -> None:
     _need(real, "python")
     code = "import os\nprint(open('/in/a.txt').read(), sorted(os.environ.items()))\nopen('/out/r.txt', 'w').write('ok')"
     result = await real.run(Spec(lang="python", code=code, files={"a.txt": b"A"}, env={"K": "v"}))
-    # The spec's environment and the pack's HOME (outside the tree, python.HOME); nothing from the host.
-    assert result.stdout == b"A [('HOME', '/home/user'), ('K', 'v')]\n", result.stderr
+    # The spec's environment and the guest's user (python_boot.GUEST_ENV: HOME outside the tree); nothing
+    # from the host.
+    expected = b"A [('HOME', '/home/user'), ('K', 'v'), ('LOGNAME', 'user'), ('USER', 'user')]\n"
+    assert result.stdout == expected, result.stderr
     assert result.files["r.txt"] == b"ok"
 
 

@@ -125,7 +125,8 @@ async def test_each_session_has_its_own_randomness_env_and_clock(sb: Sessions) -
     a = await sb.open(env={"WHO": "a"})
     b = await sb.open(env={"WHO": "b"})
     assert await _echo(a, draw) != await _echo(b, draw)
-    assert await _echo(a, "import os\ndict(os.environ)") == "{'HOME': '/home/user', 'WHO': 'a'}\n"
+    env = "{'HOME': '/home/user', 'USER': 'user', 'LOGNAME': 'user', 'WHO': 'a'}\n"
+    assert await _echo(a, "import os\ndict(os.environ)") == env
     assert await _echo(b, "os.environ['WHO'], os.getcwd(), __name__") == "('b', '/work', '__main__')\n"
     seconds = float(await _echo(a, "import time\ntime.process_time()"))
     assert 0 <= seconds < 0.5, seconds  # counted from the session's start, not the capture's

@@ -139,7 +139,8 @@ async def test_args_env_stdin_and_files_are_the_runs_own(real: Sandbox) -> None:
     )  # fmt: skip
     assert result == (
         0,
-        "['/work/main.py', 'a b', 'c'] ['a b', 'c'] {'HOME': '/home/user', 'X': '1'} /work /work/main.py __main__\n"
+        "['/work/main.py', 'a b', 'c'] ['a b', 'c'] {'HOME': '/home/user', 'USER': 'user', 'LOGNAME': 'user', "
+        "'X': '1'} /work /work/main.py __main__\n"
         "typed from /in work file\n",
         "",
     )

@@ -24,7 +24,8 @@ EXPECTED: dict[str, set[tuple[AttemptKind, str, str, Observer, int]]] = {
         (AttemptKind.PROCESS_SPAWN, "rm -rf ~/ --no-preserve-root", PROC, G, 1),
     },
     "analytics_env_upload.py": {
-        (AttemptKind.ENV_LOOKUP, "USER", ENV, G, 1), (AttemptKind.ENV_LOOKUP, "GITHUB_TOKEN", ENV, G, 1),
+        # USER is the guest's own ("user", python_boot.GUEST_ENV): read, not refused.
+        (AttemptKind.ENV_LOOKUP, "GITHUB_TOKEN", ENV, G, 1),
         (AttemptKind.ENV_LOOKUP, "AWS_SECRET_ACCESS_KEY", ENV, G, 1),
         (AttemptKind.NETWORK_CONNECT, "telemetry.example-analytics.test:443", NET, G, 1),
     },
