@@ -87,10 +87,35 @@ def run_tool(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None
     return proc.stdout
 
 
+def embedded_sources(files: dict[str, bytes]) -> str:
+    """A C header that holds each of ``files`` as ``static const char node_compat_NAME[]`` (NUL-terminated,
+    byte by byte), and the table ``node_compat_files`` of the others than ``core``, by name.
+
+    The driver's Node compatibility layer is JavaScript kept in files of its
+    own (``node_compat/*.js``): readable and checkable as JavaScript, where C
+    string literals would need every quote and backslash escaped. The core
+    runs at set-up; the table's files are compiled when first used.
+    """
+    out = []
+    for name, text in files.items():
+        rows = [", ".join(f"0x{b:02x}" for b in text[i : i + 16]) for i in range(0, len(text), 16)]
+        out.append(f"static const char node_compat_{name}[] = {{\n" + ",\n".join(rows) + ",\n0x00 };\n")
+    entries = [f'    {{"{n}", node_compat_{n}, sizeof node_compat_{n} - 1}},' for n in files if n != "core"]
+    out.append(
+        "static const struct { const char *name; const char *source; size_t length; } node_compat_files[] = {\n"
+        + "\n".join(entries)
+        + "\n};\n"
+    )
+    return "".join(out)
+
+
 def _recipe_quickjs(src_dir: Path, out: Path) -> list[str]:
     q = "src/upstream-quickjs/"
     for name in ("driver.c", "qjs_snapshot.c"):  # qjs_snapshot.c includes quickjs.c (Math.random reseed)
         shutil.copy(resource_path("runtime_sources", "quickjs", name), src_dir / name)
+    compat = resource_path("runtime_sources", "quickjs", "node_compat")
+    files = {p.stem: p.read_bytes() for p in sorted(compat.iterdir(), key=lambda p: p.name) if p.suffix == ".js"}
+    (src_dir / "node_compat.h").write_text(embedded_sources(files))
     return [
         *ZIG_WASI, "-D_GNU_SOURCE", "-I" + q,
         "src/qjs_snapshot.c", q + "libregexp.c", q + "libunicode.c", q + "dtoa.c",

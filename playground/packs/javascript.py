@@ -1,5 +1,6 @@
 """JavaScript on QuickJS-NG compiled to WASI (ES2023, BigInt, console, timers, promises, node-like fs and
-stdin, process.env), with REPL sessions and web apps served through the handler bridge
+stdin, process.env, and Node's CommonJS, path, events, util, assert, crypto, Buffer, URL ...: the driver's
+node_compat/), with REPL sessions and web apps served through the handler bridge
 (`export default { fetch(request) }`, see packaging/runtimes/quickjs/driver.c)."""
 
 from playground.core import Editing, Pack, WasmDriver, WasmSnapshot, WasmSpec
@@ -18,11 +19,17 @@ SERVER_SIGNS = (
     (r"\.listen\s*\(", "calls listen()"),
 )
 
-#: What QuickJS has not (``WasmSpec.cannot``): ``Intl``. Node, on the Docker tier, has it (the ``node`` pack).
+#: What QuickJS has not (``WasmSpec.cannot``): ``Intl``, and Node's built-in modules beyond those the driver's
+#: compatibility layer gives (its error lists them). Node, on the Docker tier, has both (the ``node`` pack).
 CANNOT = {
     "ReferenceError: Intl is not defined": (
         "this WebAssembly JavaScript (QuickJS) has no Intl (Intl.NumberFormat, Intl.DateTimeFormat; toLocaleString "
         "ignores its locale); the node language has it on the Docker tier (playground run -l node, with Docker)"
+    ),
+    "(this sandbox's JavaScript has: ": (
+        "this WebAssembly JavaScript has the part of Node's library the error lists, and no npm packages; the "
+        "node language has the rest of Node's built-in modules on the Docker tier (playground run -l node, with "
+        "Docker); npm packages are on neither"
     ),
 }
 

@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="af3a60883b1df8bd032addf8e4329bd2e0becf90fcf61d05dd6ac6a5afa67cd6",
-    size=1094698,
+    sha256="e4ac111a64a901c6849df98816ccd5591e40448cf25369afba68d2602777d3b6",
+    size=1160065,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -37,6 +37,16 @@
  *   WASI environment), process.cwd(), process.platform ('wasi'),
  *   process.stdout/stderr.write; TextEncoder/TextDecoder (UTF-8);
  *   Headers, Request, Response (Web-style).
+ * - Node compatibility (node_compat/*.js, embedded at build time as
+ *   node_compat.h; a module's file is compiled when a program first uses
+ *   it, or by the snapshot's capture): CommonJS (module, exports,
+ *   __filename, __dirname, require.main, require() of the program's own
+ *   .js/.cjs/.json files),
+ *   path, events, util, assert, crypto (native.random: WASI random_get),
+ *   os, url, buffer, string_decoder, timers, timers/promises (require() and
+ *   ES imports, also as 'node:...'), and the globals Buffer, URL,
+ *   URLSearchParams, crypto, structuredClone, setImmediate. The layers run
+ *   under the default stack limit; QJS_STACK_SIZE applies from the program on.
  * - Every mode starts in /work when it exists (wasi-libc starts a program in
  *   "/"), so relative paths, process.cwd() and fs.readdirSync('.') mean what
  *   they mean on the Docker tier.
@@ -124,6 +134,9 @@
 #include <time.h>
 
 #include "quickjs.h"
+/* node_compat_core[] and node_compat_files[]: resources/runtime_sources/quickjs/node_compat/*.js,
+   written by the build (recipes.py). */
+#include "node_compat.h"
 
 #define JS_STACK_SIZE (512 * 1024)
 
@@ -137,6 +150,7 @@ static JSValue fn_use_default;  /* (module default export) -> undefined (serve m
 static JSValue fn_ready;        /* () -> bool: a handler is registered (serve mode) */
 static JSValue fn_dispatch;     /* (meta, body) -> Promise<[meta, body, oom]> (serve mode) */
 static JSValue fn_apply_run = JS_UNDEFINED; /* ({argv, env}) -> FILE: a snapshot run's own (snapshot mode) */
+static JSValue fn_module_source = JS_UNDEFINED; /* (name) -> ES module source of a compat module, or undefined */
 
 /* qjs_snapshot.c (QuickJS with one addition): Math.random's state of ctx. */
 void qjs_reseed_random(JSContext *c, uint64_t seed);
@@ -411,6 +425,7 @@ static const char bootstrap_js[] =
 "'use strict';\n"
 "const g = globalThis;\n"
 "const fnToString = Function.prototype.toString;\n"
+"const CUSTOM = Symbol.for('nodejs.util.inspect.custom');\n"
 "function quote(s) {\n"
 "  return \"'\" + s.replace(/[\\\\'\\n\\r\\t]/g, (c) => ({'\\\\': '\\\\\\\\', \"'\": \"\\\\'\", '\\n': '\\\\n', '\\r': '\\\\r', '\\t': '\\\\t'})[c]) + \"'\";\n"
 "}\n"
@@ -451,6 +466,12 @@ static const char bootstrap_js[] =
 "  }\n"
 "  if (v === null) return 'null';\n"
 "  if (seen.includes(v)) return '[Circular]';\n"
+"  let custom; try { custom = v[CUSTOM]; } catch (_) {}\n"
+"  if (typeof custom === 'function') {\n"
+"    const r = custom.call(v, 2 - depth, {}, (x) => inspect(x, depth + 1, seen, false));\n"
+"    if (typeof r === 'string') return r;\n"
+"    if (r !== v) return inspect(r, depth, seen, top);\n"
+"  }\n"
 "  if (v instanceof Error) return formatError(v);\n"
 "  if (v instanceof Date) return isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString();\n"
 "  if (v instanceof RegExp) return String(v);\n"
@@ -571,7 +592,7 @@ static const char bootstrap_js[] =
 "}\n"
 "const exitCode = () => { const c = process.exitCode; return c === undefined ? 0 : Number(c) | 0; };\n"
 "const echo = (v) => { if (v !== undefined) write(1, format([v])); };\n"
-"return [formatError, runTimer, exitCode, echo];\n"
+"return [formatError, runTimer, exitCode, echo, inspect, format];\n"
 "})\n";
 
 
@@ -1101,6 +1122,52 @@ static JSValue make_env(JSContext *c) {
     return env;
 }
 
+/* random(n) -> Uint8Array of n bytes from the host's random source (WASI random_get), n <= 65536 */
+static JSValue js_random(JSContext *c, JSValueConst this_val, int argc,
+                         JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    uint32_t n;
+    if (JS_ToUint32(c, &n, argv[0]))
+        return JS_EXCEPTION;
+    if (n > 65536)
+        return JS_ThrowRangeError(c, "random: at most 65536 bytes at a time");
+    uint8_t *buf = js_malloc(c, n ? n : 1);
+    if (!buf)
+        return JS_EXCEPTION;
+    for (uint32_t at = 0; at < n; at += 256) {
+        if (getentropy(buf + at, n - at < 256 ? n - at : 256) != 0) {
+            js_free(c, buf);
+            return throw_errno(c, errno, "getentropy", NULL, NULL);
+        }
+    }
+    JSValue v = JS_NewUint8ArrayCopy(c, buf, n);
+    js_free(c, buf);
+    return v;
+}
+
+/* compile(source, filename) -> the value of source run as a global script
+   named filename (require() of the program's own files: its stack traces
+   name the file). */
+static JSValue js_compile(JSContext *c, JSValueConst this_val, int argc,
+                          JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    size_t len;
+    const char *src = JS_ToCStringLen(c, &len, argv[0]);
+    if (!src)
+        return JS_EXCEPTION;
+    const char *name = JS_ToCString(c, argv[1]);
+    if (!name) {
+        JS_FreeCString(c, src);
+        return JS_EXCEPTION;
+    }
+    JSValue v = JS_Eval(c, src, len, name, JS_EVAL_TYPE_GLOBAL);
+    JS_FreeCString(c, name);
+    JS_FreeCString(c, src);
+    return v;
+}
+
 static JSValue make_native(JSContext *c) {
     JSValue n = JS_NewObject(c);
     JS_SetPropertyStr(c, n, "readFile", JS_NewCFunction(c, js_read_file, "readFile", 1));
@@ -1120,6 +1187,8 @@ static JSValue make_native(JSContext *c) {
     JS_SetPropertyStr(c, n, "getcwd", JS_NewCFunction(c, js_getcwd, "cwd", 0));
     JS_SetPropertyStr(c, n, "env", make_env(c));
     JS_SetPropertyStr(c, n, "report", JS_NewCFunction(c, js_report, "report", 1));
+    JS_SetPropertyStr(c, n, "random", JS_NewCFunction(c, js_random, "random", 1));
+    JS_SetPropertyStr(c, n, "compile", JS_NewCFunction(c, js_compile, "compile", 2));
     return n;
 }
 
@@ -1319,7 +1388,7 @@ static const char node_js[] =
 "for (const name of Object.keys(watched)) { modules[name] = watched[name]; modules['node:' + name] = watched[name]; }\n"
 "define(g, 'require', (name) => {\n"
 "  if (Object.prototype.hasOwnProperty.call(modules, name)) return modules[name];\n"
-"  const e = new Error(\"Cannot find module '\" + name + \"' (available: fs, fs/promises, process, readline)\"); e.code = 'MODULE_NOT_FOUND'; throw e;\n"
+"  const e = new Error(\"Cannot find module '\" + name + \"' (this sandbox's JavaScript has: \" + Object.keys(modules).filter((k) => !k.startsWith('node:')).sort().join(', ') + ')'); e.code = 'MODULE_NOT_FOUND'; throw e;\n"
 "});\n"
 "const process = g.process;\n"
 "const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;\n"
@@ -1487,7 +1556,7 @@ static const char node_js[] =
 "function dispatch(meta, body) {\n"
 "  try { return handle(meta, body).then((ok) => ok, failure); } catch (e) { return Promise.resolve(failure(e)); }\n"
 "}\n"
-"return [useDefaultExport, ready, dispatch];\n"
+"return [useDefaultExport, ready, dispatch, modules];\n"
 "})\n";
 
 static bool has_suffix(const char *s, const char *suf) {
@@ -1587,6 +1656,28 @@ static JSModuleDef *module_loader(JSContext *c, const char *name,
         JSModuleDef *m = JS_VALUE_GET_PTR(f);
         JS_FreeValue(c, f);
         return m;
+    }
+    if (JS_IsFunction(c, fn_module_source)) { /* path, events, util ...: node_compat/ */
+        JSValue arg = JS_NewString(c, name);
+        JSValue src = JS_Call(c, fn_module_source, JS_UNDEFINED, 1, &arg);
+        JS_FreeValue(c, arg);
+        if (JS_IsException(src))
+            return NULL;
+        if (JS_IsString(src)) {
+            size_t n;
+            const char *text = JS_ToCStringLen(c, &n, src);
+            JS_FreeValue(c, src);
+            if (!text)
+                return NULL;
+            JSValue f = JS_Eval(c, text, n, name, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+            JS_FreeCString(c, text);
+            if (JS_IsException(f))
+                return NULL;
+            JSModuleDef *m = JS_VALUE_GET_PTR(f);
+            JS_FreeValue(c, f);
+            return m;
+        }
+        JS_FreeValue(c, src);
     }
     size_t len;
     char *buf = read_file(name, &len);
@@ -2228,9 +2319,9 @@ int main(int argc, char **argv) {
         fputs("qjs: cannot allocate JS runtime\n", stderr);
         finish(1);
     }
-    const char *ss = getenv("QJS_STACK_SIZE");
-    JS_SetMaxStackSize(rt, ss && *ss ? (size_t)strtoull(ss, NULL, 10)
-                                     : (size_t)JS_STACK_SIZE);
+    /* The runtime's own layers set up under the default stack limit; the
+       program's QJS_STACK_SIZE applies from the program on (below). */
+    JS_SetMaxStackSize(rt, (size_t)JS_STACK_SIZE);
     const char *lim = getenv("QJS_MEMORY_LIMIT");
     if (lim && *lim)
         JS_SetMemoryLimit(rt, (size_t)strtoull(lim, NULL, 10));
@@ -2257,10 +2348,13 @@ int main(int argc, char **argv) {
     fn_run_timer = JS_GetPropertyUint32(ctx, fns, 1);
     fn_exit_code = JS_GetPropertyUint32(ctx, fns, 2);
     fn_echo = JS_GetPropertyUint32(ctx, fns, 3);
+    JSValue inspect = JS_GetPropertyUint32(ctx, fns, 4);
+    JSValue format = JS_GetPropertyUint32(ctx, fns, 5);
     JS_FreeValue(ctx, fns);
 
     /* the node-like layer: fs, require, process.env, Web-style Request/Response */
-    bargs[0] = make_native(ctx);
+    JSValue native = make_native(ctx);
+    bargs[0] = JS_DupValue(ctx, native);
     JSValue env_target = snapshot ? JS_GetPropertyStr(ctx, bargs[0], "env") : JS_UNDEFINED;
     bargs[1] = JS_NewCFunction(ctx, js_write, "write", 2);
     bargs[2] = JS_DupValue(ctx, fn_format_error);
@@ -2269,9 +2363,29 @@ int main(int argc, char **argv) {
     fn_use_default = JS_GetPropertyUint32(ctx, fns, 0);
     fn_ready = JS_GetPropertyUint32(ctx, fns, 1);
     fn_dispatch = JS_GetPropertyUint32(ctx, fns, 2);
+    JSValue sources = JS_NewObject(ctx);
+    for (size_t i = 0; i < sizeof node_compat_files / sizeof node_compat_files[0]; i++)
+        JS_SetPropertyStr(ctx, sources, node_compat_files[i].name,
+                          JS_NewStringLen(ctx, node_compat_files[i].source, node_compat_files[i].length));
+    JSValue cargs[5] = {native, JS_GetPropertyUint32(ctx, fns, 3), inspect, format, sources};
     JS_FreeValue(ctx, fns);
 
+    /* the Node compatibility layer: CommonJS, path, events, util, assert, crypto, Buffer, URL ...
+       (its core now; each module's file when a program first uses it) */
+    fn_module_source = call_layer(node_compat_core, sizeof node_compat_core - 1, "<qjs-compat>", 5, cargs);
+    const char *ss = getenv("QJS_STACK_SIZE");
+    if (ss && *ss)
+        JS_SetMaxStackSize(rt, (size_t)strtoull(ss, NULL, 10));
+
     if (snapshot) {
+        JSValue preload = JS_GetPropertyStr(ctx, fn_module_source, "preload");
+        JSValue made = JS_Call(ctx, preload, JS_UNDEFINED, 0, NULL);
+        if (JS_IsException(made)) {
+            report_pending_exception(ctx, "qjs: making the Node modules failed: ");
+            finish(70);
+        }
+        JS_FreeValue(ctx, made);
+        JS_FreeValue(ctx, preload);
         JSValue sargs[2] = {JS_GetGlobalObject(ctx), env_target};
         JSValue apply = call_layer(apply_run_js, sizeof apply_run_js - 1,
                                    "<qjs-snapshot>", 2, sargs);

@@ -1,0 +1,176 @@
+/*
+ * Sandbox Playground's Node compatibility layer for the QuickJS driver: the core (driver.c runs it at set-up).
+ *
+ * What programs written for Node reach for, beyond fs, process and readline (the node layer in
+ * driver.c): CommonJS (module.exports, exports, __filename, __dirname, require.main, require() of the
+ * program's own .js/.cjs/.json files), and the modules path, events, util, assert (and assert/strict),
+ * crypto (hashes, HMAC, random values, randomUUID), os, url, buffer, string_decoder, timers and
+ * timers/promises; the globals Buffer, URL, URLSearchParams, crypto (Web Crypto's getRandomValues,
+ * randomUUID and subtle.digest) and structuredClone. Everything is plain JavaScript over the sandbox's
+ * WASI: no network, no processes (those stay the node layer's refusals).
+ *
+ * Each module lives in a file of its own beside this one (path.js, events.js ...), a function of the
+ * shared helpers (``x``) that returns what it makes. The build embeds every file (recipes.py writes
+ * node_compat.h); this core gets their sources (``sources``) and compiles one only when a program first
+ * uses it (``part``): parsing all of them at every cold start cost 7 ms. The snapshot's capture makes
+ * them all (``preload``), so a run from the snapshot pays for none.
+ *
+ * (native, modules, inspect, format, sources) -> moduleSource(name): ``modules`` is the node layer's
+ * table that require() reads (entries here are getters: a module is made on first use);
+ * ``moduleSource`` gives an ES module's source for ``import x from 'path'`` (driver.c's module loader
+ * asks it).
+ */
+(function (native, modules, inspect, format, sources) {
+'use strict';
+const g = globalThis;
+const define = (o, name, value) => Object.defineProperty(o, name, { value, writable: true, configurable: true, enumerable: false });
+const lazy = (o, name, make) => Object.defineProperty(o, name, {
+  configurable: true, enumerable: false,
+  get() { const v = make(); define(o, name, v); return v; },
+  set(v) { define(o, name, v); },
+});
+function typeError(message, code) { const e = new TypeError(message); e.code = code; return e; }
+const describe = (v) => v === null ? 'null' : typeof v === 'object' ? 'an instance of ' + ((v.constructor && v.constructor.name) || 'Object') : 'type ' + typeof v + ' (' + inspect(v, 0, [], false) + ')';
+function str(v, name) {
+  if (typeof v !== 'string') throw typeError('The "' + name + '" argument must be of type string. Received ' + describe(v), 'ERR_INVALID_ARG_TYPE');
+  return v;
+}
+const show = (v) => inspect(v, 0, [], false);
+const CUSTOM = Symbol.for('nodejs.util.inspect.custom');
+const HEX = '0123456789abcdef';
+/* A file of ours (path.js ...), compiled and run on first use, under the name a stack trace shows. */
+const loaded = new Map();
+function part(file) {
+  if (!loaded.has(file)) loaded.set(file, native.compile(sources[file], '<node:' + file + '>')(x));
+  return loaded.get(file);
+}
+const x = { g, define, lazy, typeError, str, describe, inspect, format, show, CUSTOM, HEX, native, load: part };
+const P = () => part('path').path;
+const ours = new Set();
+/* A module of ours under its name and 'node:' + its name: ``make`` runs on first require (or import). */
+function provide(name, make) {
+  let made, done = false;
+  const once = () => { if (!done) { made = make(); done = true; } return made; };
+  for (const key of [name, 'node:' + name]) { Object.defineProperty(modules, key, { get: once, enumerable: true, configurable: true }); ours.add(key); }
+}
+for (const [name, file] of [['path', 'path'], ['path/posix', 'path'], ['events', 'events'], ['util', 'util'], ['assert', 'assert'],
+  ['assert/strict', 'assert'], ['buffer', 'buffer'], ['string_decoder', 'buffer'], ['crypto', 'crypto'], ['url', 'url']])
+  provide(name, () => part(file)[name]);
+lazy(g, 'Buffer', () => part('buffer').Buffer);
+lazy(g, 'URL', () => part('url').URL);
+lazy(g, 'URLSearchParams', () => part('url').URLSearchParams);
+lazy(g, 'crypto', () => part('crypto').webcrypto);
+
+/* ---- CommonJS: module, exports, __filename, __dirname, require.main, require() of the program's files ---- */
+const cache = new Map();
+const mainFile = () => { const a = g.process.argv[1]; return typeof a === 'string' && a ? P().resolve(a) : P().resolve('main.js'); };
+let mainModule;
+function getMain() {
+  if (!mainModule) {
+    mainModule = { id: '.', path: P().dirname(mainFile()), exports: {}, filename: mainFile(), loaded: false, children: [], paths: [] };
+    cache.set(mainModule.filename, mainModule);
+  }
+  return mainModule;
+}
+lazy(g, 'module', getMain);
+Object.defineProperty(g, 'exports', { configurable: true, enumerable: false, get: () => getMain().exports, set(v) { getMain().exports = v; } });
+Object.defineProperty(g, '__filename', { configurable: true, enumerable: false, get: () => mainFile(), set(v) { define(g, '__filename', v); } });
+Object.defineProperty(g, '__dirname', { configurable: true, enumerable: false, get: () => P().dirname(mainFile()), set(v) { define(g, '__dirname', v); } });
+const builtinRequire = g.require;
+const isFile = (p) => { try { return native.stat(p)[0] === 0; } catch (_) { return false; } };
+function resolveFile(request, dir) {
+  const base = P().resolve(dir, request);
+  for (const c of [base, base + '.js', base + '.cjs', base + '.json', base + '/index.js', base + '/index.json']) if (isFile(c)) return c;
+  const pkg = base + '/package.json';
+  if (isFile(pkg)) {
+    let main;
+    try { main = JSON.parse(native.decode(native.readFile(pkg))).main; } catch (_) {}
+    if (typeof main === 'string') for (const c of [P().resolve(base, main), P().resolve(base, main) + '.js', P().resolve(base, main, 'index.js')]) if (isFile(c)) return c;
+  }
+  const e = new Error("Cannot find module '" + request + "'"); e.code = 'MODULE_NOT_FOUND'; throw e;
+}
+function load(filename, parent) {
+  const seen = cache.get(filename);
+  if (seen) return seen.exports;
+  const m = { id: filename, path: P().dirname(filename), exports: {}, filename, loaded: false, children: [], paths: [], parent };
+  cache.set(filename, m);
+  if (parent) parent.children.push(m);
+  const text = native.decode(native.readFile(filename));
+  try {
+    if (filename.endsWith('.json')) m.exports = JSON.parse(text);
+    else native.compile('(function (exports, require, module, __filename, __dirname) {' + text.replace(/^#!.*/, '') + '\n})', filename)
+      .call(m.exports, m.exports, makeRequire(m), m, filename, m.path);
+  } catch (e) { cache.delete(filename); throw e; }
+  m.loaded = true;
+  return m.exports;
+}
+function makeRequire(from) {
+  const req = (name) => {
+    str(name, 'id');
+    if (name.startsWith('./') || name.startsWith('../') || name.startsWith('/') || name === '.' || name === '..')
+      return load(resolveFile(name, from ? from.path : P().dirname(mainFile())), from || getMain());
+    return builtinRequire(name);
+  };
+  req.resolve = (name) => name.startsWith('.') || name.startsWith('/') ? resolveFile(name, from ? from.path : P().dirname(mainFile())) : name;
+  req.cache = {};
+  Object.defineProperty(req, 'main', { get: getMain, enumerable: true });
+  return req;
+}
+define(g, 'require', makeRequire(null));
+
+/* ---- structuredClone ---- */
+function structuredCloneOf(v, memo) {
+  if (typeof v === 'function' || typeof v === 'symbol') { const e = new Error((typeof v === 'function' ? inspect(v, 0, [], false) : String(v)) + ' could not be cloned.'); e.name = 'DataCloneError'; throw e; }
+  if (typeof v !== 'object' || v === null) return v;
+  if (memo.has(v)) return memo.get(v);
+  let out;
+  if (v instanceof Date) out = new Date(v.getTime());
+  else if (v instanceof RegExp) out = new RegExp(v.source, v.flags);
+  else if (v instanceof ArrayBuffer) out = v.slice(0);
+  else if (ArrayBuffer.isView(v)) { const C = g[Object.prototype.toString.call(v).slice(8, -1)];  /* a Buffer clones as its Uint8Array */ out = v instanceof DataView ? new DataView(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength)) : new C(v); }
+  else if (v instanceof Map) { out = new Map(); memo.set(v, out); for (const [k, x] of v) out.set(structuredCloneOf(k, memo), structuredCloneOf(x, memo)); return out; }
+  else if (v instanceof Set) { out = new Set(); memo.set(v, out); for (const x of v) out.add(structuredCloneOf(x, memo)); return out; }
+  else if (v instanceof Error) { out = new (g[v.name] && g[v.name].prototype instanceof Error ? g[v.name] : Error)(v.message); if (v.stack) out.stack = v.stack; }
+  else if (v instanceof Boolean || v instanceof Number || v instanceof String) out = Object(v.valueOf());
+  else if (Array.isArray(v)) { out = new Array(v.length); memo.set(v, out); for (const k of Object.keys(v)) out[k] = structuredCloneOf(v[k], memo); return out; }
+  else if (v instanceof Promise || v instanceof WeakMap || v instanceof WeakSet) { const e = new Error(inspect(v, 0, [], false) + ' could not be cloned.'); e.name = 'DataCloneError'; throw e; }
+  else { out = {}; memo.set(v, out); for (const k of Object.keys(v)) out[k] = structuredCloneOf(v[k], memo); return out; }
+  memo.set(v, out);
+  return out;
+}
+define(g, 'structuredClone', (v) => structuredCloneOf(v, new Map()));
+
+/* ---- os, timers ---- */
+provide('os', () => ({
+  EOL: '\n', devNull: '/dev/null', constants: { signals: {}, errno: {}, priority: {} },
+  platform: () => 'wasi', type: () => 'WASI', arch: () => 'wasm32', machine: () => 'wasm32', release: () => '', version: () => 'WebAssembly',
+  hostname: () => 'sandbox', homedir: () => native.env.HOME || '/', tmpdir: () => '/tmp', endianness: () => 'LE',
+  cpus: () => [{ model: 'WebAssembly', speed: 0, times: { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 } }], availableParallelism: () => 1,
+  totalmem: () => 2 ** 32, freemem: () => 2 ** 32, loadavg: () => [0, 0, 0], uptime: () => Math.floor(Date.now() / 1000) % 86400,
+  networkInterfaces: () => ({}), userInfo: () => ({ uid: -1, gid: -1, username: 'user', homedir: native.env.HOME || '/', shell: null }),
+}));
+provide('timers', () => ({ setTimeout: g.setTimeout, clearTimeout: g.clearTimeout, setInterval: g.setInterval, clearInterval: g.clearInterval, setImmediate: g.setImmediate, clearImmediate: g.clearImmediate }));
+provide('timers/promises', () => ({
+  setTimeout: (ms, value) => new Promise((resolve) => g.setTimeout(() => resolve(value), ms)),
+  setImmediate: (value) => new Promise((resolve) => g.setTimeout(() => resolve(value), 0)),
+  async *setInterval(ms, value) { for (;;) { await new Promise((resolve) => g.setTimeout(resolve, ms)); yield value; } },
+  scheduler: { wait: (ms) => new Promise((resolve) => g.setTimeout(resolve, ms)), yield: () => Promise.resolve() },
+}));
+if (typeof g.setImmediate !== 'function') {
+  define(g, 'setImmediate', (fn, ...args) => g.setTimeout(fn, 0, ...args));
+  define(g, 'clearImmediate', (id) => g.clearTimeout(id));
+}
+
+/* ---- ES modules: import x from 'path' (driver.c's module loader asks) ---- */
+const IDENT = /^[A-Za-z_$][\w$]*$/, RESERVED = new Set(['default', 'delete', 'new', 'class', 'function', 'var', 'let', 'const', 'import', 'export', 'in', 'if', 'do', 'for', 'with', 'this']);
+function moduleSource(name) {
+  if (!ours.has(name)) return undefined;
+  const m = modules[name];
+  const names = Object.keys(m).filter((k) => IDENT.test(k) && !RESERVED.has(k));
+  return 'const m = require(' + JSON.stringify(name) + '); export default m;\n' + (names.length ? 'export const { ' + names.join(', ') + ' } = m;\n' : '');
+}
+/* The snapshot's capture makes every module before the snapshot point: a run from the snapshot finds
+   them made (a cold start makes only those its program uses). */
+define(moduleSource, 'preload', () => { for (const file of Object.keys(sources)) part(file); });
+return moduleSource;
+})

@@ -1,0 +1,12 @@
+const b = Buffer.from('héllo wörld');
+console.log(b.length, b.toString('hex'), b.toString('base64'), b.toString('base64url'), b.toString());
+console.log(Buffer.from('68656c6c6f', 'hex').toString(), Buffer.from('aGVsbG8=', 'base64').toString('utf8'), Buffer.from('aGVsbG8', 'base64url').toString());
+console.log(Buffer.byteLength('héllo'), Buffer.isBuffer(b), Buffer.isBuffer(new Uint8Array(1)), b instanceof Uint8Array);
+const c = Buffer.concat([Buffer.from('ab'), Buffer.from([99, 100])]);
+console.log(c.toString(), c.equals(Buffer.from('abcd')), Buffer.compare(Buffer.from('a'), Buffer.from('b')), JSON.stringify(Buffer.from('hi')));
+const s = c.slice(1, 3); s[0] = 0x42; console.log(c.toString(), s.toString(), Buffer.alloc(3, 'ab').toString(), Buffer.alloc(2).toString('hex'));
+const n = Buffer.alloc(8); n.writeUInt32BE(0xdeadbeef, 0); n.writeInt16LE(-2, 4); n.writeUInt8(255, 6);
+console.log(n.toString('hex'), n.readUInt32BE(0).toString(16), n.readInt16LE(4), n.readUInt8(6), n.readUInt16BE(0));
+console.log(c.indexOf('cd'), c.includes('x'), Buffer.from('a,b').toString('latin1'), Buffer.from([0xe9]).toString('latin1'), Buffer.from('é', 'latin1')[0]);
+console.log(b.subarray(0, 2));
+console.log(`${Buffer.from('tpl')}`, String(Buffer.from([104, 105])), Buffer.from(Buffer.from('copy')).toString());

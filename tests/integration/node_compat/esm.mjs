@@ -1,0 +1,10 @@
+import path, { join, basename } from 'path';
+import { EventEmitter } from 'node:events';
+import { createHash, randomUUID } from 'crypto';
+import assert from 'assert';
+import { format } from 'util';
+import { Buffer as B } from 'buffer';
+import { fileURLToPath } from 'url';
+console.log(join('a', 'b'), basename('/x/y.z'), path.sep, typeof EventEmitter, createHash('md5').update('x').digest('hex'), randomUUID().length);
+assert.strictEqual(1, 1);
+console.log(format('%s!', 'esm'), B.from('x').toString('hex'), fileURLToPath('file:///a/b'));

@@ -1,0 +1,100 @@
+"""Programs written for Node print on the Wasm tier's JavaScript what they print under Node.
+
+Before, every one of them failed on its first line: QuickJS with our driver
+had fs, process and readline, and ``require('path')``, ``Buffer``,
+``crypto.randomUUID()``, ``new URL(...)``, ``module.exports`` and
+``require.main === module`` (what AI snippets and students' programs reach
+for first) were missing. ``node_compat/`` (embedded in the driver) gives
+them; the expectations are Node's own output (``tests/integration/node_compat``,
+checked against Node on the Docker tier).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from backends.wasm import WasmBackend
+from playground.core import Limits, Sandbox, Spec
+from playground.packs import javascript, typescript
+from tests.integration.node_compat import PROGRAMS
+from tests.integration.wasm.conftest import need_runtime
+
+
+@pytest.fixture(scope="module")
+def sb() -> Iterator[Sandbox]:
+    packs = [javascript.PACK, typescript.PACK]
+    with Sandbox(backends=[WasmBackend()], packs=packs, default_limits=Limits(wall_time=30.0)) as sandbox:
+        need_runtime(sandbox, "javascript")
+        yield sandbox
+
+
+#: How a run starts: from the snapshot (whose capture made every module), or cold (a variable the driver reads at
+#: set-up: each module's file is compiled when the program first uses it).
+STARTS = {"snapshot": {}, "cold": {"QJS_MEMORY_LIMIT": "0"}}
+
+
+@pytest.mark.parametrize("start", STARTS)
+@pytest.mark.parametrize(("name", "code", "expected"), PROGRAMS, ids=[p[0] for p in PROGRAMS])
+async def test_a_node_program_prints_what_node_prints(
+    sb: Sandbox, name: str, code: str, expected: bytes, start: str
+) -> None:
+    result = await sb.run(Spec(lang="javascript", code=code, main_file=name, env=STARTS[start]))
+    assert (result.exit_code, result.stderr) == (0, b""), result.stderr.decode()
+    assert result.stdout.decode() == expected.decode()
+
+
+async def test_the_program_cannot_reach_beyond_the_sandbox_through_them(sb: Sandbox) -> None:
+    """The modules are plain JavaScript over the sandbox's WASI: a file outside the tree stays outside, a
+    required file is read from the run's own tree, the host's user and machine are not told."""
+    code = (
+        "const fs = require('fs'), os = require('os'), path = require('path');\n"
+        "for (const p of ['/etc/passwd', '../../etc/passwd', path.resolve('/', '..', 'etc', 'hostname')]) {\n"
+        "  try { require(p); console.log('loaded', p); } catch (e) { console.log(e.code); }\n"
+        "}\n"
+        "console.log(os.hostname(), os.userInfo().username, os.cpus().length, os.homedir());\n"
+        "console.log(require('crypto').randomBytes(65537).length);\n"
+    )
+    result = await sb.run(Spec(lang="javascript", code=code))
+    assert result.stdout == b"MODULE_NOT_FOUND\nMODULE_NOT_FOUND\nMODULE_NOT_FOUND\nsandbox user 1 /\n", result.stderr
+    assert b"RangeError: random: at most 65536 bytes at a time" in result.stderr
+
+
+async def test_a_missing_module_names_what_there_is(sb: Sandbox) -> None:
+    spec = Spec(lang="javascript", code="require('express')")
+    result = await sb.run(spec)
+    assert result.exit_code == 1
+    assert b"Cannot find module 'express' (this sandbox's JavaScript has: assert, assert/strict, buffer, " in (
+        result.stderr
+    )
+    said = sb.hint(spec, result) or ""
+    assert said.startswith("this WebAssembly JavaScript has the part of Node's library the error lists"), said
+    # A file of the program's own that is not there is the program's mistake: no hint about Node.
+    spec = Spec(lang="javascript", code="require('./helpers')")
+    result = await sb.run(spec)
+    assert b"Cannot find module './helpers'" in result.stderr and sb.hint(spec, result) is None
+
+
+async def test_typescript_has_them_too(sb: Sandbox) -> None:
+    code = (
+        "import { join } from 'path';\nimport { createHash } from 'crypto';\n"
+        "const u: URL = new URL('https://a.b/c?d=1');\n"
+        "const h = createHash('sha256').update('').digest('hex');\n"
+        "console.log(join('x', 'y'), h.slice(0, 8), u.searchParams.get('d'));\n"
+    )
+    result = await sb.run(Spec(lang="typescript", code=code))
+    assert result.stdout == b"x/y e3b0c442 1\n", result.stderr
+
+
+async def test_a_session_has_them(sb: Sandbox) -> None:
+    """A session starts cold: each module is made as an input first uses it."""
+    session = await sb.new_session("javascript")
+    try:
+        first = await session.eval("const path = require('path'); path.join('a', '..', 'b')")
+        second = await session.eval(
+            "new URL('http://h/x?q=1').searchParams.get('q') + Buffer.from('hi').toString('hex')"
+        )
+    finally:
+        session.close()
+    assert (first.stdout, second.stdout) == (b"b\n", b"16869\n"), (first.stderr, second.stderr)
