@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="e4ac111a64a901c6849df98816ccd5591e40448cf25369afba68d2602777d3b6",
-    size=1160065,
+    sha256="25942bed254f1468b2bc43288e0d606fdb3d04e06b5a4d640c177203f2d211e3",
+    size=1176505,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

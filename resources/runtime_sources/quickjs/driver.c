@@ -44,8 +44,10 @@
  *   .js/.cjs/.json files),
  *   path, events, util, assert, crypto (native.random: WASI random_get),
  *   os, url, buffer, string_decoder, timers, timers/promises (require() and
- *   ES imports, also as 'node:...'), and the globals Buffer, URL,
- *   URLSearchParams, crypto, structuredClone, setImmediate. The layers run
+ *   ES imports, also as 'node:...'), perf_hooks, the globals Buffer, URL,
+ *   URLSearchParams, crypto, structuredClone, setImmediate, Event,
+ *   EventTarget, AbortController, AbortSignal; process.nextTick, hrtime,
+ *   memoryUsage, uptime, on('exit'); console.time, count, group, table. The layers run
  *   under the default stack limit; QJS_STACK_SIZE applies from the program on.
  * - Every mode starts in /work when it exists (wasi-libc starts a program in
  *   "/"), so relative paths, process.cwd() and fs.readdirSync('.') mean what
@@ -559,7 +561,7 @@ static const char bootstrap_js[] =
 "define(g, 'console', console);\n"
 "define(g, 'print', out);\n"
 "define(g, 'scriptArgs', argv.slice(1));\n"
-"const process = { argv: argv.slice(), env: {}, exitCode: undefined, exit: (c) => exit(c === undefined ? process.exitCode : c) };\n"
+"const process = { argv: argv.slice(), env: {}, exitCode: undefined, exit: (c) => { if (c !== undefined) process.exitCode = c; exit(); } };\n"
 "define(g, 'process', process);\n"
 "/* timers: binary heap on (time, seq); virtual clock, no sleeping */\n"
 "let now = 0, seq = 0, nextId = 1;\n"
@@ -590,7 +592,16 @@ static const char bootstrap_js[] =
 "  }\n"
 "  return false;\n"
 "}\n"
-"const exitCode = () => { const c = process.exitCode; return c === undefined ? 0 : Number(c) | 0; };\n"
+"/* The program's exit status, asked as it ends or calls process.exit(): process's 'exit' listeners first (once). */\n"
+"let exiting = false;\n"
+"const exitCode = () => {\n"
+"  const code = () => { const c = process.exitCode; return c === undefined ? 0 : Number(c) | 0; };\n"
+"  if (!exiting && typeof process.emit === 'function') {\n"
+"    exiting = true;\n"
+"    try { process.emit('exit', code()); } catch (e) { write(2, 'Uncaught ' + formatError(e) + '\\n'); process.exitCode = 1; }\n"
+"  }\n"
+"  return code();\n"
+"};\n"
 "const echo = (v) => { if (v !== undefined) write(1, format([v])); };\n"
 "return [formatError, runTimer, exitCode, echo, inspect, format];\n"
 "})\n";
@@ -1168,6 +1179,21 @@ static JSValue js_compile(JSContext *c, JSValueConst this_val, int argc,
     return v;
 }
 
+/* memoryUsage() -> [bytes malloc'd, bytes in use (QuickJS's count), bytes of linear memory] */
+static JSValue js_memory_usage(JSContext *c, JSValueConst this_val, int argc,
+                               JSValueConst *argv) {
+    (void)this_val;
+    (void)argc;
+    (void)argv;
+    JSMemoryUsage s;
+    JS_ComputeMemoryUsage(JS_GetRuntime(c), &s);
+    JSValue a = JS_NewArray(c);
+    JS_SetPropertyUint32(c, a, 0, JS_NewInt64(c, s.malloc_size));
+    JS_SetPropertyUint32(c, a, 1, JS_NewInt64(c, s.memory_used_size));
+    JS_SetPropertyUint32(c, a, 2, JS_NewInt64(c, (int64_t)__builtin_wasm_memory_size(0) * 65536));
+    return a;
+}
+
 static JSValue make_native(JSContext *c) {
     JSValue n = JS_NewObject(c);
     JS_SetPropertyStr(c, n, "readFile", JS_NewCFunction(c, js_read_file, "readFile", 1));
@@ -1189,6 +1215,7 @@ static JSValue make_native(JSContext *c) {
     JS_SetPropertyStr(c, n, "report", JS_NewCFunction(c, js_report, "report", 1));
     JS_SetPropertyStr(c, n, "random", JS_NewCFunction(c, js_random, "random", 1));
     JS_SetPropertyStr(c, n, "compile", JS_NewCFunction(c, js_compile, "compile", 2));
+    JS_SetPropertyStr(c, n, "memoryUsage", JS_NewCFunction(c, js_memory_usage, "memoryUsage", 0));
     return n;
 }
 

@@ -60,6 +60,48 @@ lazy(g, 'Buffer', () => part('buffer').Buffer);
 lazy(g, 'URL', () => part('url').URL);
 lazy(g, 'URLSearchParams', () => part('url').URLSearchParams);
 lazy(g, 'crypto', () => part('crypto').webcrypto);
+for (const name of ['Event', 'CustomEvent', 'EventTarget', 'AbortController', 'AbortSignal']) lazy(g, name, () => part('web')[name]);
+provide('perf_hooks', () => ({ performance: g.performance }));
+
+/* ---- process: the rest of what programs read from it (the node layer has argv, env, exit, cwd, stdout) ---- */
+const process = g.process;
+const started = g.performance.now();
+const listeners = new Map();
+const on = (name, fn, once) => { if (typeof fn !== 'function') throw typeError('The "listener" argument must be of type function', 'ERR_INVALID_ARG_TYPE'); const list = listeners.get(name) || []; list.push({ fn, once }); listeners.set(name, list); return process; };
+Object.assign(process, {
+  nextTick: (fn, ...args) => { if (typeof fn !== 'function') throw typeError('The "callback" argument must be of type function', 'ERR_INVALID_ARG_TYPE'); queueMicrotask(() => fn(...args)); },
+  hrtime: Object.assign((prev) => {
+    const ns = Math.round((g.performance.now() - started) * 1e6) + 1e9;
+    let sec = Math.floor(ns / 1e9), nsec = ns % 1e9;
+    if (Array.isArray(prev)) { sec -= prev[0]; nsec -= prev[1]; if (nsec < 0) { sec--; nsec += 1e9; } }
+    return [sec, nsec];
+  }, { bigint: () => BigInt(Math.round((g.performance.now() - started) * 1e6)) + 1000000000n }),
+  uptime: () => (g.performance.now() - started) / 1000,
+  memoryUsage: Object.assign(() => { const [total, used, rss] = native.memoryUsage(); return { rss, heapTotal: total, heapUsed: used, external: 0, arrayBuffers: 0 }; },
+    { rss: () => native.memoryUsage()[2] }),
+  cpuUsage: () => ({ user: Math.round(g.performance.now() * 1000), system: 0 }),
+  pid: 1, ppid: 0, arch: 'wasm32', title: 'qjs', execPath: '/usr/bin/qjs', execArgv: [], release: { name: 'quickjs' },
+  versions: { quickjs: 'QuickJS-NG' }, config: {}, features: {},
+  umask: () => 0o22, getuid: () => -1, getgid: () => -1, geteuid: () => -1, getegid: () => -1, emitWarning: (w) => { process.stderr.write('(node) Warning: ' + (w && w.message ? w.message : w) + '\n'); },
+  on: (name, fn) => on(name, fn, false), addListener: (name, fn) => on(name, fn, false), once: (name, fn) => on(name, fn, true),
+  off: (name, fn) => { const list = listeners.get(name); if (list) listeners.set(name, list.filter((l) => l.fn !== fn)); return process; },
+  removeAllListeners: (name) => { if (name === undefined) listeners.clear(); else listeners.delete(name); return process; },
+  listeners: (name) => (listeners.get(name) || []).map((l) => l.fn),
+  listenerCount: (name) => (listeners.get(name) || []).length,
+  /* 'exit' is emitted by the driver as the program ends (bootstrap's exitCode); signals never come. */
+  emit: (name, ...args) => {
+    const list = listeners.get(name);
+    if (!list || !list.length) return false;
+    listeners.set(name, list.filter((l) => !l.once));
+    for (const l of list) l.fn.apply(process, args);
+    return true;
+  },
+});
+process.removeListener = process.off;
+
+/* ---- console: timers, counters, groups and tables (node_compat/console.js, made on first use) ---- */
+for (const name of ['time', 'timeEnd', 'timeLog', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'table'])
+  lazy(g.console, name, () => part('console')[name]);
 
 /* ---- CommonJS: module, exports, __filename, __dirname, require.main, require() of the program's files ---- */
 const cache = new Map();
