@@ -269,6 +269,10 @@ SKLEARN_PRELOAD: Final = (
     "linear_model", "ensemble", "datasets", "cluster", "model_selection", "metrics", "preprocessing", "tree",
     "neighbors", "pipeline", "svm", "decomposition",
 )
+#: What scikit-learn's snapshots import, and the environment names that start its programs cold.
+SKLEARN_MODULES: Final = ("sklearn", *(f"sklearn.{name}" for name in SKLEARN_PRELOAD))
+SKLEARN_ENV: Final = ("SKLEARN_*", "SCIPY_*", "PANDAS_*", "JOBLIB_*", "LOKY_*", "THREADPOOLCTL_*")
+
 
 #: Programs that import scikit-learn start with ``SKLEARN_PRELOAD`` imported. First: a program that
 #: imports pandas or scipy too then starts with those imported as well. Then seaborn's and statsmodels'
@@ -277,15 +281,17 @@ SKLEARN_PRELOAD: Final = (
 #: from scipy's. Then pandas with matplotlib (a program that imports both), pandas alone (about 25 MB
 #: more memory than ``SNAPSHOT``, 0.55 s less time), and matplotlib with pyplot imported (its fonts
 #: found). Last sympy's: ``import sympy`` took 0.74-0.8 s (65 MiB at its peak). One snapshot for all of
-#: them would make every numpy program start with their memory (about 140 MiB).
+#: them would make every numpy program start with their memory (about 140 MiB). A program that fits a
+#: model or a signal and plots it took 1.1 s, most of it matplotlib building its font list, whose probes
+#: for system fonts (``fc-list``, ``~/.fonts``) showed in the attempt report as if the program had made
+#: them: scikit-learn with matplotlib has a snapshot of its own (0.26 s; its 147 MiB peak is the same
+#: either way), and scipy's has pyplot (0.15 s; scipy alone starts with 93 instead of 77 MiB). Not
+#: scikit-learn's own: that would start every scikit-learn program above 128 MiB (130 against 113.5).
 IMPORT_SNAPSHOTS: Final = (
-    _snapshot(
-        ("sklearn", *(f"sklearn.{name}" for name in SKLEARN_PRELOAD)),
-        ("sklearn",),
-        ("SKLEARN_*", "SCIPY_*", "PANDAS_*", "JOBLIB_*", "LOKY_*", "THREADPOOLCTL_*"),
-    ),
+    _snapshot((*SKLEARN_MODULES, *PYPLOT), ("sklearn", "matplotlib"), (*SKLEARN_ENV, "MPL*"), all_imports=True),
+    _snapshot(SKLEARN_MODULES, ("sklearn",), SKLEARN_ENV),
     _snapshot(STATS_PRELOAD, ("seaborn", "statsmodels"), ("PANDAS_*", "MPL*", "SCIPY_*")),
-    _snapshot(tuple(f"scipy.{name}" for name in SCIPY_PRELOAD), ("scipy",), ("SCIPY_*",)),
+    _snapshot((*(f"scipy.{name}" for name in SCIPY_PRELOAD), *PYPLOT), ("scipy",), ("SCIPY_*", "MPL*")),
     _snapshot(("pandas", *PYPLOT), ("pandas", "matplotlib"), ("PANDAS_*", "MPL*"), all_imports=True),
     _snapshot(("pandas",), ("pandas",), ("PANDAS_*",)),
     _snapshot(PYPLOT, ("matplotlib", "pylab"), ("MPL*",)),

@@ -259,7 +259,7 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     from playground.core.variants import snapshot_for
 
     sci = python.PACK.wasm.variants[0].wasm  # type: ignore[union-attr]
-    learning, statistics, sciences, tables_and_plots, tables, plots, algebra = sci.import_snapshots
+    learning_and_plots, learning, statistics, sciences, tables_and_plots, tables, plots, algebra = sci.import_snapshots
     assert snapshot_for(sci, "from sympy import symbols, solve") is algebra and "sympy" in algebra.preload
     assert snapshot_for(sci, "import sympy, matplotlib") is plots  # the first that matches
     assert snapshot_for(sci, "import numpy") is sci.snapshot
@@ -280,6 +280,13 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     assert snapshot_for(sci, "from scipy import stats") is sciences
     assert snapshot_for(sci, "import pandas as pd\nimport scipy.optimize") is sciences  # before pandas'
     assert snapshot_for(sci, "import scipy, sklearn") is learning
+    # A model or a signal plotted: matplotlib's font list is built at the capture (its font probes are not the
+    # program's), by scikit-learn's own snapshot for the pair, and by scipy's, which has pyplot.
+    assert snapshot_for(sci, "from sklearn import svm\nimport matplotlib.pyplot as plt") is learning_and_plots
+    assert learning_and_plots.all_imports and set(learning_and_plots.preload) == {*learning.preload, *plots.preload}
+    assert "matplotlib.pyplot" not in learning.preload  # it would start every scikit-learn program above 128 MiB
+    assert snapshot_for(sci, "import scipy.signal\nimport matplotlib.pyplot") is sciences
+    assert "matplotlib.pyplot" in sciences.preload and "MPL*" in sciences.cold_env
     assert snapshot_for(sci, "def broken(:") is sci.snapshot
     light = python.PACK.wasm
     assert light is not None and light.snapshot is not None
@@ -301,7 +308,7 @@ def test_import_snapshots_are_checked_and_picked_by_what_a_program_imports() -> 
     assert {"SKLEARN_*", "SCIPY_*", "PANDAS_*", "NPY_*"} <= set(learning.cold_env)  # read at import: a cold start
     assert set(sciences.preload) - set(sci.snapshot.preload) == {  # type: ignore[union-attr]
         "scipy.stats", "scipy.optimize", "scipy.linalg", "scipy.sparse", "scipy.signal", "scipy.integrate",
-        "scipy.interpolate",
+        "scipy.interpolate", "matplotlib", "matplotlib.pyplot",
     }  # fmt: skip
     assert "SCIPY_*" in sciences.cold_env
     assert "MPL*" in plots.cold_env and "NPY_*" in plots.cold_env

@@ -301,6 +301,28 @@ async def test_scikit_learn_and_scipy_programs_start_with_them_imported_under_th
     assert result.exit_code == 0 and b"weighted avg" in result.stdout, result.stderr
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from sklearn.linear_model import LinearRegression\nimport numpy as np\nimport matplotlib.pyplot as plt\n"
+        "x = np.arange(5).reshape(-1, 1)\nplt.plot(LinearRegression().fit(x, np.arange(5)).predict(x))\n",
+        "import numpy as np\nfrom scipy import signal\nimport matplotlib.pyplot as plt\n"
+        "b, a = signal.butter(2, 0.2)\nplt.plot(signal.lfilter(b, a, np.ones(10)))\n",
+    ],
+    ids=["sklearn", "scipy"],
+)
+async def test_a_model_or_a_signal_plotted_starts_with_pyplot_and_reports_no_font_probes(
+    sci: Sandbox, code: str
+) -> None:
+    """matplotlib builds its font list as pyplot is first imported, probing for system fonts (``fc-list``,
+    ``~/.fonts``): a run that did it showed those probes as the program's attempts and took 1.1 s."""
+    started = "import sys\nprint('matplotlib.pyplot' in sys.modules)\n"
+    result = await sci.run(Spec(lang="python", code=started + code + "plt.savefig('/out/p.png')\n"))
+    assert result.stdout == b"True\n", result.stderr
+    assert result.files["p.png"].startswith(PNG)
+    assert result.attempts == ()
+
+
 async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> None:
     tables = (
         "import pandas as pd\nprint(pd.get_option('display.max_rows'), getattr(pd, 'LEAK', None))\n"
@@ -333,6 +355,7 @@ async def test_the_import_snapshots_share_nothing_between_runs(sci: Sandbox) -> 
         assert (await run(sci, plots))[0] == "1.5 0\n"
         assert (await run(sci, learning))[0] == "False None\n"
         assert (await run(sci, tables + plots))[0] == "60 None\n1.5 0\n"  # the pair's snapshot
+        assert (await run(sci, learning + plots))[0] == "False None\n1.5 0\n"  # scikit-learn's with pyplot
         assert (await run(sci, statistics))[0] == "white None\n"
         assert (await run(sci, algebra))[0] == "None True\n"
         first, draw = (await run(sci, sciences))[0].splitlines()
@@ -347,6 +370,7 @@ async def test_doctor_lists_the_import_snapshots(sci: Sandbox) -> None:
     for name in ("python (scientific) snapshot for sklearn", "python (scientific) snapshot for scipy",
                  "python (scientific) snapshot for seaborn, statsmodels", "python (scientific) snapshot for sympy",
                  "python (scientific) snapshot for pandas + matplotlib",
+                 "python (scientific) snapshot for sklearn + matplotlib",
                  "python (scientific) snapshot for pandas",
                  "python (scientific) snapshot for matplotlib, pylab"):  # fmt: skip
         assert names[name].ok and names[name].detail.startswith("ready"), names.get(name)
