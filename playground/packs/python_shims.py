@@ -1,4 +1,5 @@
-"""What CPython's WASI build lacks and programs expect, made to work in the guest: ``asyncio``'s event loop.
+"""What CPython's WASI build lacks and programs expect, made to work in the guest: ``asyncio``'s event loop;
+and the standard library's probes for what a sandbox never has, skipped (the end of ``SHIMS``).
 
 Every asyncio event loop opens a socket pair as it is made (its
 "self-pipe"), so that another thread or a signal handler can wake it
@@ -70,7 +71,7 @@ PATCH_ON_IMPORT: Final = r'''
 '''
 
 SHIMS: Final = (
-    r'''# The sandbox's asyncio without a self-pipe (see playground/packs/python_shims.py).
+    r'''# The sandbox's asyncio without a self-pipe, and no stdlib probes (see playground/packs/python_shims.py).
 def _playground_shims():
     import sys
     import __main__
@@ -106,7 +107,23 @@ def _playground_shims():
 
         loop.add_signal_handler = add_signal_handler
 
-    patch_on_import({"asyncio.selector_events": selector_events, "asyncio.unix_events": unix_events})
+    # The standard library's probes for what a sandbox never has, made as implementation details: they
+    # always fail here, and the attempt report showed them as the program's own (``uuid.uuid1()``: "tried:
+    # read /sbin/ifconfig, /bin/ip, /bin/netstat ..."; ``platform.processor()``: "run uname -p";
+    # ``mimetypes.guess_type()``: "read /etc/mime.types" and eight more). Each gets what the probes got.
+    def uuid(module):  # a MAC address from network tools: none here, so the random node, as before
+        module._GETTERS = [getter for getter in module._GETTERS if getter.__name__ == "_unix_getnode"]
+
+    def platform(module):  # the processor from "uname -p": no processes here, so "", as before
+        module._Processor.get_wasi = staticmethod(lambda: "")
+
+    def mimetypes(module):  # the system's mime.types files: none here (a program's own files are still read)
+        module.knownfiles = []
+
+    patch_on_import({
+        "asyncio.selector_events": selector_events, "asyncio.unix_events": unix_events,
+        "uuid": uuid, "platform": platform, "mimetypes": mimetypes,
+    })
 
 
 _playground_shims()

@@ -23,7 +23,7 @@ from backends.wasm import WasmBackend
 from playground.core import Attempt, AttemptKind, Limits, Observer, Sandbox, Session, Spec
 from playground.core.attempts import MAX_TARGET
 from playground.packs import javascript, lua, python, typescript
-from tests.integration.wasm.conftest import need_runtime, open_session
+from tests.integration.wasm.conftest import need_runtime, need_scientific, open_session
 from tests.integration.wasm.test_repl_cli import REPO
 
 OUTSIDE = "refused: not in the sandbox"
@@ -60,6 +60,29 @@ BENIGN = {
 @pytest.mark.parametrize("lang", sorted(BENIGN))
 async def test_a_benign_program_tries_nothing(real: Sandbox, lang: str) -> None:
     assert await attempts_of(real, lang, BENIGN[lang]) == ()
+
+
+STDLIB_PROBES = (
+    "import uuid, platform, mimetypes\n"
+    "print(len(str(uuid.uuid1())), repr(platform.processor()), mimetypes.guess_type('a.csv')[0])\n"
+)
+
+
+@pytest.mark.parametrize("runtime", ["light", "scientific"])
+async def test_the_standard_librarys_own_probes_are_not_the_programs_attempts(real: Sandbox, runtime: str) -> None:
+    """``uuid.uuid1()`` looked for ifconfig, ip, netstat ..., ``platform.processor()`` ran ``uname -p``,
+    ``mimetypes`` read nine system files: never there, and reported as if the program had tried them
+    (``python_shims``). What the program asks for itself still is."""
+    need_runtime(real, "python")
+    if runtime == "scientific":
+        need_scientific(real)
+    head = "import numpy\n" if runtime == "scientific" else ""
+    result = await real.run(Spec(lang="python", code=head + STDLIB_PROBES, limits=Limits(wall_time=60.0)))
+    assert (result.stdout, result.attempts) == (b"36 '' text/csv\n", ()), (result.stderr, result.attempts)
+    own = "import mimetypes, shutil\nmimetypes.init(['/etc/mime.types'])\nprint(shutil.which('ifconfig'))\n"
+    result = await real.run(Spec(lang="python", code=head + own, limits=Limits(wall_time=60.0)))
+    assert result.stdout == b"None\n", result.stderr
+    assert {a.target for a in result.attempts} >= {"/etc/mime.types", "/bin/ifconfig"}
 
 
 async def test_python_reads_writes_lists_and_deletes_outside_are_recorded_with_their_paths(real: Sandbox) -> None:
