@@ -34,7 +34,8 @@ from typing import Final
 #: A guest function (a nested ``def``, four spaces in; it needs ``sys``): ``patch_on_import(patches)`` calls
 #: ``patches[name](module)`` for each module named there, at once if it is imported, else as it is (a finder
 #: at the front of ``sys.meta_path`` that answers only for those names). The attempt report's set-up uses it
-#: too (``python_watch``).
+#: too (``python_watch``), for ``socket`` as ``SHIMS`` does: each finder asks the others, and answers None to
+#: a question it is already answering (two patchers of one name recursed until RecursionError).
 PATCH_ON_IMPORT: Final = r'''
     def patch_on_import(patches):
         class Patched:
@@ -48,21 +49,27 @@ PATCH_ON_IMPORT: Final = r'''
                 self.loader.exec_module(module)
                 self.patch(module)
 
+        resolving = set()  # another patcher of the same name asks this one back: it must answer None
+
         class Finder:
             @staticmethod
             def find_spec(name, path=None, target=None):
                 patch = patches.get(name)
-                if patch is None:
+                if patch is None or name in resolving:
                     return None
-                for finder in sys.meta_path:
-                    find = getattr(finder, "find_spec", None)
-                    if finder is Finder or find is None:
-                        continue
-                    spec = find(name, path, target)
-                    if spec is not None and spec.loader is not None:
-                        spec.loader = Patched(spec.loader, patch)
-                        return spec
-                return None
+                resolving.add(name)
+                try:
+                    for finder in sys.meta_path:
+                        find = getattr(finder, "find_spec", None)
+                        if finder is Finder or find is None:
+                            continue
+                        spec = find(name, path, target)
+                        if spec is not None and spec.loader is not None:
+                            spec.loader = Patched(spec.loader, patch)
+                            return spec
+                    return None
+                finally:
+                    resolving.discard(name)
 
         for name, patch in patches.items():
             if name in sys.modules:
@@ -120,9 +127,12 @@ def _playground_shims():
     def mimetypes(module):  # the system's mime.types files: none here (a program's own files are still read)
         module.knownfiles = []
 
+    def socket(module):  # the light build has no gethostname, the scientific one says "(none)": the Docker tier's
+        module.gethostname = lambda: "sandbox"
+
     patch_on_import({
         "asyncio.selector_events": selector_events, "asyncio.unix_events": unix_events,
-        "uuid": uuid, "platform": platform, "mimetypes": mimetypes,
+        "uuid": uuid, "platform": platform, "mimetypes": mimetypes, "socket": socket,
     })
 
 

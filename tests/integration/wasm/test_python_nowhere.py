@@ -84,13 +84,17 @@ def test_the_cli_prints_the_hint(sb: Sandbox, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize("runtime", ["light", "scientific"])
-async def test_the_guest_has_a_user_name(sb: Sandbox, runtime: str) -> None:
+async def test_the_guest_has_a_user_and_a_host_name(sb: Sandbox, runtime: str) -> None:
     """WASI has no user database (no ``pwd``): ``getpass.getuser()`` finds the name in the environment, as
-    after a login (``python_boot.GUEST_ENV``); it failed with ModuleNotFoundError."""
+    after a login (``python_boot.GUEST_ENV``); it failed with ModuleNotFoundError. ``socket.gethostname()``
+    is the Docker tier's container's (the light build has none: AttributeError), and the attempt report's
+    own patch of ``socket`` still reports a connection (two patchers of one module recursed)."""
     if runtime == "scientific":
         need_scientific(sb)
     code = ("import numpy\n" if runtime == "scientific" else "") + (
-        "import getpass, os\nprint(getpass.getuser(), os.path.expanduser('~'))"
+        "import getpass, os, socket\nprint(getpass.getuser(), os.path.expanduser('~'), socket.gethostname())\n"
+        "try:\n    socket.create_connection(('example.com', 80))\nexcept OSError as e:\n    print(e.errno)\n"
     )
     result = await sb.run(Spec(lang="python", code=code))
-    assert result.stdout == b"user /home/user\n", result.stderr
+    assert result.stdout == b"user /home/user sandbox\n52\n", result.stderr
+    assert [(a.kind.value, a.target) for a in result.attempts] == [("network_connect", "example.com:80")]
