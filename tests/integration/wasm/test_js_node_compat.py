@@ -59,6 +59,7 @@ async def test_the_program_cannot_reach_beyond_the_sandbox_through_them(sb: Sand
     result = await sb.run(Spec(lang="javascript", code=code))
     assert result.stdout == b"MODULE_NOT_FOUND\nMODULE_NOT_FOUND\nMODULE_NOT_FOUND\nsandbox user 1 /\n", result.stderr
     assert b"RangeError: random: at most 65536 bytes at a time" in result.stderr
+    assert "/etc/passwd" in {a.target for a in result.attempts}  # what it tried is reported as its own
 
 
 async def test_a_missing_module_names_what_there_is(sb: Sandbox) -> None:
