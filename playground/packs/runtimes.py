@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="25942bed254f1468b2bc43288e0d606fdb3d04e06b5a4d640c177203f2d211e3",
-    size=1176505,
+    sha256="d55648495484648fbf02c669fe08556aab72f1742fb84849ba4fbe37b7f4d6d2",
+    size=1176520,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -2413,6 +2413,9 @@ int main(int argc, char **argv) {
         }
         JS_FreeValue(ctx, made);
         JS_FreeValue(ctx, preload);
+        /* Collect now: what set-up left over is freed in the image, and the next collection's threshold
+           is set from what stays, so a short run does not start one over the whole set-up's heap. */
+        JS_RunGC(rt);
         JSValue sargs[2] = {JS_GetGlobalObject(ctx), env_target};
         JSValue apply = call_layer(apply_run_js, sizeof apply_run_js - 1,
                                    "<qjs-snapshot>", 2, sargs);
