@@ -54,7 +54,7 @@ PACK = Pack(
         ),
     ),
     example='const xs = [1, 2, 3].map((n) => n * n);\nconsole.log("squares:", xs);\n',
-    description="JavaScript (QuickJS-NG in WebAssembly)",
+    description="JavaScript (QuickJS-NG in WebAssembly, with Node's fs, path, events, crypto, Buffer, URL ...)",
     # QuickJS: '    at f (/work/main.js:2:10)', a syntax error '    at /work/main.js:2:9'.
     error_locations=(r"(?<![^\s():])(?P<file>[^\s():]+\.[cm]?js):(?P<line>\d+)(?::(?P<col>\d+))?",),
     editing=Editing(lexer="javascript", indent=2, server_signs=SERVER_SIGNS),
