@@ -129,6 +129,8 @@ def _playground_shims():
 
     def socket(module):  # the light build has no gethostname, the scientific one says "(none)": the Docker tier's
         module.gethostname = lambda: "sandbox"
+        if not hasattr(module, "gethostbyaddr"):  # getfqdn (email.utils.make_msgid) asks it: no DNS, so the name
+            module.getfqdn = lambda name="": "sandbox" if not name or name in ("0.0.0.0", "::") else name
 
     patch_on_import({
         "asyncio.selector_events": selector_events, "asyncio.unix_events": unix_events,

@@ -92,9 +92,11 @@ async def test_the_guest_has_a_user_and_a_host_name(sb: Sandbox, runtime: str) -
     if runtime == "scientific":
         need_scientific(sb)
     code = ("import numpy\n" if runtime == "scientific" else "") + (
-        "import getpass, os, socket\nprint(getpass.getuser(), os.path.expanduser('~'), socket.gethostname())\n"
+        "import getpass, os, socket, email.utils\n"
+        "print(getpass.getuser(), os.path.expanduser('~'), socket.gethostname(), socket.getfqdn())\n"
+        "print(email.utils.make_msgid().endswith('@sandbox>'))\n"
         "try:\n    socket.create_connection(('example.com', 80))\nexcept OSError as e:\n    print(e.errno)\n"
     )
     result = await sb.run(Spec(lang="python", code=code))
-    assert result.stdout == b"user /home/user sandbox\n52\n", result.stderr
+    assert result.stdout == b"user /home/user sandbox sandbox\nTrue\n52\n", result.stderr
     assert [(a.kind.value, a.target) for a in result.attempts] == [("network_connect", "example.com:80")]
