@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="d55648495484648fbf02c669fe08556aab72f1742fb84849ba4fbe37b7f4d6d2",
-    size=1176520,
+    sha256="bc99aed60c8e90e1aeec161c5b7d4df0a57dcc06f5d335822a15f0edb5b1b8b5",
+    size=1174374,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

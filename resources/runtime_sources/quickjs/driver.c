@@ -1611,80 +1611,12 @@ static int set_import_meta(JSValueConst func, const char *name, bool main) {
     return 0;
 }
 
-/* Built-in modules: 'fs', 'fs/promises', 'process' (also with 'node:'). */
-static const char fs_module_js[] =
-    "const m = require('fs'); export default m;\n"
-    "export const { readFileSync, writeFileSync, appendFileSync, existsSync,"
-    " readdirSync, mkdirSync, rmdirSync, rmSync, unlinkSync, renameSync,"
-    " copyFileSync, statSync, lstatSync, symlinkSync, readlinkSync, promises } = m;\n";
-static const char fs_promises_module_js[] =
-    "const m = require('fs/promises'); export default m;\n"
-    "export const { readFile, writeFile, appendFile, readdir, mkdir, rmdir,"
-    " unlink, rename, copyFile, rm, stat, lstat, symlink, readlink, access } = m;\n";
-static const char process_module_js[] =
-    "const m = require('process'); export default m;\n"
-    "export const { argv, env, exit, cwd, platform, stdout, stderr } = m;\n";
-
-/* Modules that reach beyond the sandbox: stand-ins that report the attempt
-   and refuse it (the node-like layer's `watched`). */
-static const char child_process_module_js[] =
-    "const m = require('child_process'); export default m;\n"
-    "export const { exec, execSync, execFile, execFileSync, spawn, spawnSync, fork } = m;\n";
-static const char http_module_js[] =
-    "const m = require('http'); export default m;\n"
-    "export const { request, get, createServer } = m;\n";
-static const char net_module_js[] =
-    "const m = require('net'); export default m;\n"
-    "export const { connect, createConnection, Socket, createServer } = m;\n";
-static const char dns_module_js[] =
-    "const m = require('dns'); export default m;\n"
-    "export const { lookup, resolve, resolve4, promises } = m;\n";
-
-static const char readline_module_js[] =
-    "const m = require('readline'); export default m;\n"
-    "export const { createInterface, promises } = m;\n";
-static const char readline_promises_module_js[] =
-    "const m = require('readline/promises'); export default m;\n"
-    "export const { createInterface } = m;\n";
-
-static const char *builtin_module(const char *name) {
-    if (strncmp(name, "node:", 5) == 0)
-        name += 5;
-    if (strcmp(name, "fs") == 0)
-        return fs_module_js;
-    if (strcmp(name, "fs/promises") == 0)
-        return fs_promises_module_js;
-    if (strcmp(name, "process") == 0)
-        return process_module_js;
-    if (strcmp(name, "child_process") == 0)
-        return child_process_module_js;
-    if (strcmp(name, "readline") == 0)
-        return readline_module_js;
-    if (strcmp(name, "readline/promises") == 0)
-        return readline_promises_module_js;
-    if (strcmp(name, "http") == 0 || strcmp(name, "https") == 0 || strcmp(name, "http2") == 0)
-        return http_module_js;
-    if (strcmp(name, "net") == 0 || strcmp(name, "tls") == 0)
-        return net_module_js;
-    if (strcmp(name, "dns") == 0)
-        return dns_module_js;
-    return NULL;
-}
-
 static JSModuleDef *module_loader(JSContext *c, const char *name,
                                   void *opaque) {
     (void)opaque;
-    const char *builtin = builtin_module(name);
-    if (builtin) {
-        JSValue f = JS_Eval(c, builtin, strlen(builtin), name,
-                            JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
-        if (JS_IsException(f))
-            return NULL;
-        JSModuleDef *m = JS_VALUE_GET_PTR(f);
-        JS_FreeValue(c, f);
-        return m;
-    }
-    if (JS_IsFunction(c, fn_module_source)) { /* path, events, util ...: node_compat/ */
+    /* A built-in module (fs, process, path, events ..., also as 'node:...'): an ES module over what
+       require() gives, its exports named by the compat core (node_compat/core.js). */
+    if (JS_IsFunction(c, fn_module_source)) {
         JSValue arg = JS_NewString(c, name);
         JSValue src = JS_Call(c, fn_module_source, JS_UNDEFINED, 1, &arg);
         JS_FreeValue(c, arg);

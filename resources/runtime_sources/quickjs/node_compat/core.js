@@ -46,12 +46,11 @@ function part(file) {
 }
 const x = { g, define, lazy, typeError, str, describe, inspect, format, show, CUSTOM, HEX, native, load: part };
 const P = () => part('path').path;
-const ours = new Set();
 /* A module of ours under its name and 'node:' + its name: ``make`` runs on first require (or import). */
 function provide(name, make) {
   let made, done = false;
   const once = () => { if (!done) { made = make(); done = true; } return made; };
-  for (const key of [name, 'node:' + name]) { Object.defineProperty(modules, key, { get: once, enumerable: true, configurable: true }); ours.add(key); }
+  for (const key of [name, 'node:' + name]) Object.defineProperty(modules, key, { get: once, enumerable: true, configurable: true });
 }
 for (const [name, file] of [['path', 'path'], ['path/posix', 'path'], ['events', 'events'], ['util', 'util'], ['assert', 'assert'],
   ['assert/strict', 'assert'], ['buffer', 'buffer'], ['string_decoder', 'buffer'], ['crypto', 'crypto'], ['url', 'url']])
@@ -66,8 +65,6 @@ provide('perf_hooks', () => ({ performance: g.performance }));
 /* ---- process: the rest of what programs read from it (the node layer has argv, env, exit, cwd, stdout) ---- */
 const process = g.process;
 const started = g.performance.now();
-const listeners = new Map();
-const on = (name, fn, once) => { if (typeof fn !== 'function') throw typeError('The "listener" argument must be of type function', 'ERR_INVALID_ARG_TYPE'); const list = listeners.get(name) || []; list.push({ fn, once }); listeners.set(name, list); return process; };
 Object.assign(process, {
   nextTick: (fn, ...args) => { if (typeof fn !== 'function') throw typeError('The "callback" argument must be of type function', 'ERR_INVALID_ARG_TYPE'); queueMicrotask(() => fn(...args)); },
   hrtime: Object.assign((prev) => {
@@ -83,21 +80,14 @@ Object.assign(process, {
   pid: 1, ppid: 0, arch: 'wasm32', title: 'qjs', execPath: '/usr/bin/qjs', execArgv: [], release: { name: 'quickjs' },
   versions: { quickjs: 'QuickJS-NG' }, config: {}, features: {},
   umask: () => 0o22, getuid: () => -1, getgid: () => -1, geteuid: () => -1, getegid: () => -1, emitWarning: (w) => { process.stderr.write('(node) Warning: ' + (w && w.message ? w.message : w) + '\n'); },
-  on: (name, fn) => on(name, fn, false), addListener: (name, fn) => on(name, fn, false), once: (name, fn) => on(name, fn, true),
-  off: (name, fn) => { const list = listeners.get(name); if (list) listeners.set(name, list.filter((l) => l.fn !== fn)); return process; },
-  removeAllListeners: (name) => { if (name === undefined) listeners.clear(); else listeners.delete(name); return process; },
-  listeners: (name) => (listeners.get(name) || []).map((l) => l.fn),
-  listenerCount: (name) => (listeners.get(name) || []).length,
-  /* 'exit' is emitted by the driver as the program ends (bootstrap's exitCode); signals never come. */
-  emit: (name, ...args) => {
-    const list = listeners.get(name);
-    if (!list || !list.length) return false;
-    listeners.set(name, list.filter((l) => !l.once));
-    for (const l of list) l.fn.apply(process, args);
-    return true;
-  },
 });
-process.removeListener = process.off;
+/* process is an EventEmitter, as in Node (events.js's, made when a program first listens): 'exit' is emitted by
+   the driver as the program ends (bootstrap's exitCode); signals never come. */
+const emitter = () => part('events').events.prototype;
+for (const name of ['on', 'addListener', 'once', 'prependListener', 'prependOnceListener', 'off', 'removeListener',
+  'removeAllListeners', 'listeners', 'rawListeners', 'listenerCount', 'eventNames', 'setMaxListeners', 'getMaxListeners'])
+  define(process, name, (...args) => emitter()[name].apply(process, args));
+define(process, 'emit', (...args) => Object.prototype.hasOwnProperty.call(process, '_events') ? emitter().emit.apply(process, args) : false);
 
 /* ---- console: timers, counters, groups and tables (node_compat/console.js, made on first use) ---- */
 for (const name of ['time', 'timeEnd', 'timeLog', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'table'])
@@ -205,8 +195,10 @@ if (typeof g.setImmediate !== 'function') {
 
 /* ---- ES modules: import x from 'path' (driver.c's module loader asks) ---- */
 const IDENT = /^[A-Za-z_$][\w$]*$/, RESERVED = new Set(['default', 'delete', 'new', 'class', 'function', 'var', 'let', 'const', 'import', 'export', 'in', 'if', 'do', 'for', 'with', 'this']);
+/* Any module require() has (the node layer's fs, process, readline ... and ours), as an ES module whose
+   named exports are its own enumerable names. */
 function moduleSource(name) {
-  if (!ours.has(name)) return undefined;
+  if (!Object.prototype.hasOwnProperty.call(modules, name)) return undefined;
   const m = modules[name];
   const names = Object.keys(m).filter((k) => IDENT.test(k) && !RESERVED.has(k));
   return 'const m = require(' + JSON.stringify(name) + '); export default m;\n' + (names.length ? 'export const { ' + names.join(', ') + ' } = m;\n' : '');
