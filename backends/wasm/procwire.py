@@ -14,16 +14,16 @@ parent -> worker
 worker -> parent
     ``("ready",)`` once it has started; ``("loaded", key, start)``;
     ``("output", job, stream, bytes)``, ``("progress", job, text, fraction)``;
-    ``("done", job, outcome, vfs, attempts, dropped)``;
-    ``("failed", job, error_name, message, outcome, vfs, attempts, dropped)`` (``vfs`` None: the
-    worker could not send its tree back, and the parent keeps its own).
+    ``("done", job, outcome, tree, attempts, dropped)``;
+    ``("failed", job, error_name, message, outcome, tree, attempts, dropped)`` (``tree``: the
+    worker's ``VFS.report``; None: the worker could not send it, and the parent keeps its own tree).
 
 A run whose tree is the empty standard layout for its limits
 (``VFS.is_empty_for``: no files given, no packages) sends ``EMPTY_TREE``
 in its place, and the worker makes that tree itself. Most runs get no
 files; the tree's rows cost the parent a pickle and the worker an
-unpickle per run. The answer always carries the tree: the run put its
-program's file in it.
+unpickle per run. The answer carries the tree's report only (``VFS.report``:
+``/out`` and the charge), which is all the parent reads of it.
 
 The core's data holds read-only mappings (``MappingProxyType``), which
 pickle cannot take by itself; the pickler here sends them as dicts and

@@ -11,8 +11,9 @@ compiled modules and snapshots are files there), fed the core's request:
 the pack (once per key), the spec, the resolved limits, stdin and the
 run's tree (``procwire.EMPTY_TREE`` when it is the empty layout). It
 enforces the limits itself, streams output and progress back as they
-come, and answers with the outcome or the error, the tree (without the
-runtime's mounts, which are the worker's own) and the attempts.
+come, and answers with the outcome or the error, the report of the tree
+(``VFS.report``: ``/out`` and the charge; the runtime's mounts, which are
+the worker's own, are in neither) and the attempts.
 
 The main thread reads stdin itself and runs what comes: the parent sends
 a worker nothing while its job runs, so no reader thread has to hand each
@@ -106,7 +107,6 @@ class _Worker:
         _, job, key, spec, limits, stdin, tree = message
         vfs: VFS = VFS.for_limits(limits) if isinstance(tree, str) else tree  # str: ``EMPTY_TREE``
         send = self._writer.send
-        before = set(vfs.root.children)
         attempts = AttemptLog()
 
         output = self._pump.begin(job)
@@ -131,12 +131,11 @@ class _Worker:
                 outcome = self._backend.run_here(request, control)
             finally:
                 rest = self._pump.finish()  # every chunk goes before the answer, in the same write
-                _strip(vfs, before)
         except Exception as exc:  # every error goes back by name; the parent raises its own kind
             error = (type(exc).__name__, str(exc), getattr(exc, "outcome", None))
-            self._answer(rest, ("failed", job, *error, vfs, attempts.snapshot(), attempts.dropped))
+            self._answer(rest, ("failed", job, *error, vfs.report(), attempts.snapshot(), attempts.dropped))
         else:
-            self._answer(rest, ("done", job, outcome, vfs, attempts.snapshot(), attempts.dropped))
+            self._answer(rest, ("done", job, outcome, vfs.report(), attempts.snapshot(), attempts.dropped))
         finally:
             with self._lock:
                 self._current = None
@@ -153,8 +152,8 @@ class _Worker:
         """Send the job's last output and its answer; an answer that cannot be sent fails the job, not the worker.
 
         Every frame is pickled before any is written, so a failure leaves
-        the wire in step. The failure goes without the tree (the parent's
-        stays as it was), its output as it came.
+        the wire in step. The failure goes without the tree's report (the
+        parent's tree stays as it was), its output as it came.
         """
         try:
             self._writer.send_all([*output, answer])
@@ -257,12 +256,6 @@ class _OutputPump:
                 self.flush()
             except OSError:
                 return  # the parent is gone
-
-
-def _strip(vfs: VFS, before: set[str]) -> None:
-    """Take the runtime's mounts (host-made, the worker's own) out of the tree before it goes back."""
-    for name in set(vfs.root.children) - before:
-        del vfs.root.children[name]
 
 
 def _run_as_batch() -> None:

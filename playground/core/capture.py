@@ -41,17 +41,18 @@ class Capture:
             if name not in self._held:  # once, however often a result is made
                 self._held.add(name)
                 self.attempts.record(AttemptKind.LIMIT_REACHED, reached_limit(name, self.limits), HELD)
+        tree = self.vfs.report()
         return Result(
             stdout=self.output.stdout(),
             stderr=self.output.stderr(),
             truncated=self.output.truncated,
             exit_code=outcome.exit_code if outcome else -1,
-            files=self.vfs.collect_out(),
+            files=tree.out,
             usage=Usage(
                 wall=time.monotonic() - self.started,
                 peak_memory=outcome.peak_memory if outcome else 0,
-                fs_bytes=self.vfs.bytes_used,
-                fs_files=self.vfs.nodes_used,
+                fs_bytes=tree.bytes_used,
+                fs_files=tree.nodes_used,
             ),
             backend=backend,
             restarted=restarted,

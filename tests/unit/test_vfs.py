@@ -295,22 +295,24 @@ def test_unlimited_quota() -> None:
     assert v.bytes_used == 300_000
 
 
-def test_adopt_takes_over_a_copy_that_changed_elsewhere() -> None:
-    """A Wasm worker process runs the guest on a pickled copy of the run's tree and sends it back
-    (``backends/wasm/procpool``); the run's own VFS takes it over, counters and ownership included."""
-    import pickle
-
+def test_a_tree_takes_on_the_report_of_a_copy_that_ran_elsewhere() -> None:
+    """A Wasm worker process runs the guest on a pickled copy of the run's tree and answers with the
+    copy's report (``backends/wasm/procpool``): the run's own VFS then reads as the copy does, for
+    everything the result is made of (``/out``, the counters, a quota hit)."""
     mine = VFS(fs_quota=1000, max_files=20)
     mine.seed_inputs({"data.txt": b"in"})
+    assert mine.report() == ({}, 2, len(BASE_DIRS) + 1, False)
     copy: VFS = pickle.loads(pickle.dumps(mine))
     copy.write_file("/out/result.txt", b"made there")
+    copy.write_file("/out/sub/deep.txt", b"deeper")
     copy.quota_hit = True
-    mine.adopt(copy)
-    assert mine.collect_out() == {"result.txt": b"made there"}
+    report = copy.report()
+    assert report.out == {"result.txt": b"made there", "sub/deep.txt": b"deeper"}
+    mine.adopt_report(pickle.loads(pickle.dumps(report)))
+    assert mine.collect_out() == report.out and mine.report() == report
     assert (mine.bytes_used, mine.nodes_used, mine.quota_hit) == (copy.bytes_used, copy.nodes_used, True)
-    assert mine.lookup("/out/result.txt").owner is mine and mine.lookup("/in/data.txt").owner is mine
-    mine.write_file("/out/more.txt", b"x" * 10)  # charged here from now on
-    assert mine.bytes_used == copy.bytes_used + 10
+    mine.collect_out()["result.txt"] = b"changed by a caller"
+    assert mine.collect_out() == report.out  # each caller gets its own dict
 
 
 def test_only_the_empty_layout_for_the_limits_is_empty() -> None:

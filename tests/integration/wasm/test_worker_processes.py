@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -39,7 +40,7 @@ from playground.core import (
 )
 from playground.core.limits import DEFAULT_LIMITS, UNLIMITED, MiB, ResolvedLimits
 from playground.core.output import Stream
-from playground.core.vfs import VFS
+from playground.core.vfs import VFS, TreeReport
 from playground.packs import javascript, python
 from tests.integration.wasm.conftest import require_runtime
 from tests.integration.wasm.test_snapshot import ISOLATION, ISOLATION_PLAIN
@@ -95,6 +96,32 @@ async def test_workers_start_only_when_runs_first_overlap() -> None:
         assert len(pool.pids()) == 2
 
 
+async def test_workers_import_this_code_whatever_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` puts the working directory first on the module path: a caller working in a folder that
+    holds a ``backends`` or ``playground`` of its own (a project of that name) got workers that imported
+    those in place of ours, and every one died before it was ready (its runs stayed in the main process)."""
+    for package in ("backends", "playground"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("raise SystemExit('imported from the working directory')\n")
+    monkeypatch.chdir(tmp_path)
+    backend = WasmBackend(processes=1)
+    require_runtime(backend, javascript.PACK)
+    packs = [python.PACK, javascript.PACK]  # python: the slow run that ``_overlapping`` holds here
+    with Sandbox(backends=[backend], packs=packs, default_limits=Limits(wall_time=20)) as sb:
+        pool = backend._pool
+        assert pool is not None
+        pool.warm()
+        await sb.run(Spec(lang="javascript", code=""))  # the worker loads its runtime before it takes runs
+        deadline = time.monotonic() + 60
+        while pool.ready() < 1 or pool.loads_pending():
+            assert time.monotonic() < deadline, "the worker process never got ready"
+            await asyncio.sleep(0.05)
+        result = await _overlapping(sb, pool, sb.run(Spec(lang="javascript", code="console.log(6 * 7)")))
+        assert result.stdout == b"42\n"
+
+
 @pytest.mark.parametrize("program", [ISOLATION, ISOLATION_PLAIN], ids=["stdlib", "plain"])
 async def test_runs_in_workers_share_nothing(pooled: tuple[Sandbox, ProcessPool], program: str) -> None:
     sb, pool = pooled
@@ -142,8 +169,8 @@ async def test_workers_run_as_batch_work_and_this_process_does_not(pooled: tuple
 
 
 async def test_a_tree_as_deep_as_the_vfs_allows_comes_back_from_a_worker(pooled: tuple[Sandbox, ProcessPool]) -> None:
-    """The worker sends the run's tree back by pickle; pickle's own form recursed per level, so a guest that
-    dug to the VFS's depth limit made the worker die with its result (``HostFailure``)."""
+    """The worker sends what the run left in /out back by pickle; the tree's own pickled form recursed per
+    level, so a guest that dug to the VFS's depth limit made the worker die with its result (``HostFailure``)."""
     sb, pool = pooled
     code = (
         "import os\npath = '/out'\nfor depth in range(1, 1000):\n    try:\n        os.mkdir(path + '/d')\n"
@@ -196,26 +223,29 @@ async def test_an_empty_tree_goes_to_a_worker_as_a_marker_and_the_run_is_the_sam
     assert made.stdout.startswith(b"['dev', 'in', 'out', 'tmp', 'work'] [] [] []")
 
 
-async def test_a_run_in_a_worker_has_dev_and_its_tree_comes_back_without_it(
+async def test_a_run_in_a_worker_has_dev_and_only_its_trees_report_comes_back(
     pooled: tuple[Sandbox, ProcessPool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``/dev`` is the worker's own (host-made, as a runtime's mounts): stripped from the tree it sends back."""
+    """``/dev`` is the worker's own (host-made, as a runtime's mounts); what comes back is the report of the
+    tree (``VFS.report``: ``/out`` and the charge), the same as the run's in this process."""
     sb, pool = pooled
-    adopted: list[list[str]] = []
-    adopt = VFS.adopt
+    reports: list[TreeReport] = []
+    adopt_report = VFS.adopt_report
 
-    def spy(vfs: VFS, other: VFS) -> None:
-        adopted.append(sorted(other.root.children))
-        adopt(vfs, other)
+    def spy(vfs: VFS, report: TreeReport) -> None:
+        reports.append(report)
+        adopt_report(vfs, report)
 
-    monkeypatch.setattr(VFS, "adopt", spy)
+    monkeypatch.setattr(VFS, "adopt_report", spy)
     code = "import os\nopen('/out/dev.txt', 'w').write(' '.join(sorted(os.listdir('/dev'))))\n"
     code += "open(os.devnull, 'w').write('x')"
     for spec in (Spec(lang="python", code=code), Spec(lang="python", code=code, files={"i": b"given"})):
+        here = await sb.run(spec)
         result = await _overlapping(sb, pool, sb.run(spec))
         assert result.exit_code == 0 and result.files == {"dev.txt": b"null random urandom zero"}, result.stderr
-    assert adopted == [["in", "out", "tmp", "work"]] * 2
-
+        assert (result.usage.fs_files, result.usage.fs_bytes) == (here.usage.fs_files, here.usage.fs_bytes)
+        assert reports.pop() == (result.files, result.usage.fs_bytes, result.usage.fs_files, False)
+    assert reports == []
 
 
 def _rollup_pss(pid: int) -> int:
@@ -482,7 +512,7 @@ def test_an_answer_that_cannot_be_sent_fails_its_job_not_the_worker() -> None:
     sent = io.BytesIO()
     worker = procworker._Worker(cache_root(), procwire.Writer(sent))
     output = [("output", 9, Stream.STDOUT, b"partial\n")]
-    worker._answer(output, ("done", 9, lambda: None, VFS.for_limits(_no_time_limit()), (), 0))
+    worker._answer(output, ("done", 9, lambda: None, VFS.for_limits(_no_time_limit()).report(), (), 0))
     sent.seek(0)
     assert procwire.receive(sent) == output[0]
     failed = procwire.receive(sent)
