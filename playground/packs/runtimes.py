@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="bc99aed60c8e90e1aeec161c5b7d4df0a57dcc06f5d335822a15f0edb5b1b8b5",
-    size=1174374,
+    sha256="a34344f4123cc02c8f51b83353a516b510be8c3b8150fdc1484bd21242657304",
+    size=1177878,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

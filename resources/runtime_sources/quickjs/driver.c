@@ -15,8 +15,12 @@
  *   loaded from files.
  * - Globals: console.{log,info,debug,error,warn,trace,dir,assert}, print,
  *   scriptArgs ([FILE, ...args]), process.{argv,exit,exitCode},
- *   setTimeout/clearTimeout/setInterval/clearInterval (virtual clock: timers
- *   run in deadline order without sleeping), queueMicrotask (QuickJS).
+ *   setTimeout/clearTimeout/setInterval/clearInterval and
+ *   setImmediate/clearImmediate on the real clock, as in Node: a timer fires
+ *   once its delay passed (the run sleeps until then, what it printed
+ *   flushed first); a delay below 1 ms or above 2^31-1 is 1 ms, an
+ *   immediate's is none; timers fire in due order, ties in the order set.
+ *   queueMicrotask (QuickJS).
  * - Node-like files, stdin and environment (everything goes through WASI,
  *   so the guest sees only the sandbox's virtual filesystem): global `fs`
  *   (also `require('fs')`, `import fs from 'fs'` / 'node:fs' /
@@ -99,7 +103,7 @@
  * - then loops: reads one request frame from stdin (the REPL framing;
  *   payload: a one-line JSON head {method, path, headers}, '\n', the
  *   body), calls the handler, runs promise jobs (and timers only while the
- *   response is pending; virtual clock), flushes stdout/stderr, and writes
+ *   response is pending), flushes stdout/stderr, and writes
  *   the response to /.session/control in one write:
  *   "response <n>\n" + JSON head {status, headers} + '\n' + body. A handler
  *   that throws gets a 500 (stack on stderr); "oom\n" follows a response
@@ -332,6 +336,16 @@ static int run_jobs(void) {
     }
 }
 
+/* The timers' loop time is read anew: an eval or a request starts (a timer
+   it sets is due its delay from now, not from when the last timer fired). */
+static void timers_read_clock(void) {
+    JSValue zero = JS_NewInt32(ctx, 0);
+    JSValue r = JS_Call(ctx, fn_run_timer, JS_UNDEFINED, 1, &zero);
+    if (JS_IsException(r))
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    JS_FreeValue(ctx, r);
+}
+
 /* Run promise jobs and timers until nothing is left. 0 = ok, 1 = error.
    In REPL mode an error is reported and the loop goes on. */
 static int run_loop(void) {
@@ -423,7 +437,7 @@ static JSValue js_exit(JSContext *c, JSValueConst this_val, int argc,
 /* Our JS-side runtime: formatting, console, timers. Evaluated once at
    startup; it returns [formatError, runTimer, exitCode]. */
 static const char bootstrap_js[] =
-"(function (write, exit, argv) {\n"
+"(function (write, exit, argv, wait) {\n"
 "'use strict';\n"
 "const g = globalThis;\n"
 "const fnToString = Function.prototype.toString;\n"
@@ -563,29 +577,39 @@ static const char bootstrap_js[] =
 "define(g, 'scriptArgs', argv.slice(1));\n"
 "const process = { argv: argv.slice(), env: {}, exitCode: undefined, exit: (c) => { if (c !== undefined) process.exitCode = c; exit(); } };\n"
 "define(g, 'process', process);\n"
-"/* timers: binary heap on (time, seq); virtual clock, no sleeping */\n"
+"/* timers: a binary heap on (due, seq), due in ms on the monotonic clock. `now` is the loop's time,\n"
+"   as in Node: read when the loop waits for a timer (wait(due) sleeps until then and answers the\n"
+"   clock), when a timer is set while none is pending, and as an eval or a request starts. */\n"
 "let now = 0, seq = 0, nextId = 1;\n"
 "const heap = [], live = new Map();\n"
 "const less = (a, b) => a.t < b.t || (a.t === b.t && a.seq < b.seq);\n"
 "function push(x) { heap.push(x); let i = heap.length - 1; while (i > 0) { const p = (i - 1) >> 1; if (!less(heap[i], heap[p])) break; [heap[i], heap[p]] = [heap[p], heap[i]]; i = p; } }\n"
 "function pop() { const top = heap[0], last = heap.pop(); if (heap.length) { heap[0] = last; let i = 0; for (;;) { const l = 2 * i + 1, r = l + 1; let m = i; if (l < heap.length && less(heap[l], heap[m])) m = l; if (r < heap.length && less(heap[r], heap[m])) m = r; if (m === i) break; [heap[i], heap[m]] = [heap[m], heap[i]]; i = m; } } return top; }\n"
-"function add(fn, ms, args, repeat) {\n"
+"function add(fn, ms, args, repeat, immediate) {\n"
 "  if (typeof fn !== 'function') throw new TypeError('The \"callback\" argument must be of type function');\n"
-"  ms = Number(ms); if (!(ms >= 1)) ms = repeat ? 1 : 0;\n"
+"  ms = Number(ms); if (!(ms >= 1 && ms <= 2147483647)) ms = 1;\n"
+"  if (immediate) ms = 0;\n"
+"  if (!heap.length) now = wait(0);\n"
 "  const x = { id: nextId++, t: now + ms, seq: seq++, fn, args, iv: repeat ? ms : -1 };\n"
 "  live.set(x.id, x); push(x); return x.id;\n"
 "}\n"
 "const clear = (id) => { live.delete(typeof id === 'number' ? id : Number(id)); };\n"
-"define(g, 'setTimeout', (fn, ms, ...args) => add(fn, ms, args, false));\n"
-"define(g, 'setInterval', (fn, ms, ...args) => add(fn, ms, args, true));\n"
+"define(g, 'setTimeout', (fn, ms, ...args) => add(fn, ms, args, false, false));\n"
+"define(g, 'setInterval', (fn, ms, ...args) => add(fn, ms, args, true, false));\n"
+"define(g, 'setImmediate', (fn, ...args) => add(fn, 0, args, false, true));\n"
 "define(g, 'clearTimeout', clear);\n"
 "define(g, 'clearInterval', clear);\n"
-"function runTimer(drop) {\n"
-"  if (drop) { heap.length = 0; live.clear(); return false; }\n"
+"define(g, 'clearImmediate', clear);\n"
+"/* runTimer(): fire the next timer, waiting until it is due (false: none is pending);\n"
+"   runTimer(true): drop them all; runTimer(0): read the clock (an eval or a request starts). */\n"
+"function runTimer(how) {\n"
+"  if (how === true) { heap.length = 0; live.clear(); return false; }\n"
+"  if (how === 0) { now = wait(0); return false; }\n"
 "  while (heap.length) {\n"
-"    const x = pop();\n"
-"    if (live.get(x.id) !== x) continue;\n"
-"    if (x.t > now) now = x.t;\n"
+"    const x = heap[0];\n"
+"    if (live.get(x.id) !== x) { pop(); continue; }\n"
+"    if (x.t > now) now = wait(x.t);\n"
+"    pop();\n"
 "    if (x.iv >= 0) { x.t = now + x.iv; x.seq = seq++; push(x); } else live.delete(x.id);\n"
 "    x.fn.apply(undefined, x.args);\n"
 "    return true;\n"
@@ -1694,6 +1718,49 @@ static int interrupt_handler(JSRuntime *r, void *opaque) {
     return 1;
 }
 
+/* wait(due) -> the monotonic clock in ms, for the timers: when `due` (ms on
+   the same clock) is later, sleeps until then, what was printed flushed
+   first so that it shows as it comes. A timer's wait runs no JS, so the
+   interrupt handler cannot see Ctrl-C meanwhile: in a REPL eval the sleep
+   goes in slices that read the flag, and an interrupt throws as the
+   handler's does (uncatchable "InternalError: interrupted"). */
+#define TIMER_SLICE_NS 20000000LL
+static double monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static JSValue js_wait_until(JSContext *c, JSValueConst this_val, int argc,
+                             JSValueConst *argv) {
+    (void)this_val;
+    double due = 0;
+    if (argc > 0 && JS_ToFloat64(c, &due, argv[0]))
+        return JS_EXCEPTION;
+    double now = monotonic_ms();
+    if (now < due) {
+        fflush(stdout);
+        fflush(stderr);
+    }
+    while (now < due) {
+        long long left = (long long)((due - now) * 1e6) + 1;
+        if (intr_fd >= 0 && left > TIMER_SLICE_NS)
+            left = TIMER_SLICE_NS;
+        struct timespec ts = { (time_t)(left / 1000000000LL), (long)(left % 1000000000LL) };
+        nanosleep(&ts, NULL);
+        char flag;
+        if (intr_fd >= 0 && !draining && pread(intr_fd, &flag, 1, 0) == 1 && flag == '1') {
+            interrupted = true;
+            JS_ThrowInternalError(c, "interrupted");
+            JSValue exc = JS_GetException(c);
+            JS_SetUncatchableError(c, exc);
+            return JS_Throw(c, exc);
+        }
+        now = monotonic_ms();
+    }
+    return JS_NewFloat64(c, now);
+}
+
 static bool read_all(int fd, char *buf, size_t len) {
     size_t got = 0;
     while (got < len) {
@@ -1846,6 +1913,7 @@ static const char *eval_input(const char *code, size_t len) {
 
 static const char *repl_eval(const char *code, size_t len) {
     interrupted = false;
+    timers_read_clock();
     const char *status = eval_input(code, len);
     if (interrupted) {
         cancel_pending_work();
@@ -1982,6 +2050,7 @@ static int serve(const char *filename) {
         args[1] = JS_NewUint8ArrayCopy(ctx, (const uint8_t *)nl + 1,
                                        len - (size_t)(nl + 1 - frame));
         free(frame);
+        timers_read_clock();
         JSValue p = JS_Call(ctx, fn_dispatch, JS_UNDEFINED, 2, (JSValueConst *)args);
         JS_FreeValue(ctx, args[0]);
         JS_FreeValue(ctx, args[1]);
@@ -2296,13 +2365,14 @@ int main(int argc, char **argv) {
     JSValue bargs[4];
     bargs[0] = JS_NewCFunction(ctx, js_write, "write", 2);
     bargs[1] = JS_NewCFunction(ctx, js_exit, "exit", 1);
+    bargs[3] = JS_NewCFunction(ctx, js_wait_until, "wait", 1);
     bargs[2] = JS_NewArray(ctx);
     JS_SetPropertyUint32(ctx, bargs[2], 0, JS_NewString(ctx, "qjs"));
     for (int i = first; i < argc; i++)
         JS_SetPropertyUint32(ctx, bargs[2], (uint32_t)(i - first + 1),
                              JS_NewString(ctx, argv[i]));
     JSValue fns = call_layer(bootstrap_js, sizeof bootstrap_js - 1,
-                             "<qjs-bootstrap>", 3, bargs);
+                             "<qjs-bootstrap>", 4, bargs);
     fn_format_error = JS_GetPropertyUint32(ctx, fns, 0);
     fn_run_timer = JS_GetPropertyUint32(ctx, fns, 1);
     fn_exit_code = JS_GetPropertyUint32(ctx, fns, 2);

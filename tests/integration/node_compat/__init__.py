@@ -3,7 +3,7 @@
 Each ``NAME.js`` (``.mjs``: an ES module) uses a part of Node's library that
 the Wasm tier's JavaScript provides in ``node_compat/`` (QuickJS driver):
 CommonJS, path, events, util, assert, Buffer, crypto, URL and url, os,
-structuredClone, timers/promises, string_decoder; ``NAME.expected`` is its
+structuredClone, timers (on the real clock) and timers/promises, string_decoder; ``NAME.expected`` is its
 stdout under Node (Debian's nodejs, the Docker tier's node image), written
 by running it there. Both tiers are tested against the same file: the Wasm
 tier must print what Node prints (``tests/integration/wasm``), and Node must

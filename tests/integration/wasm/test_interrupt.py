@@ -179,10 +179,27 @@ async def test_python_interrupt_latency(real: Sandbox, open_sessions: list[Sessi
         assert time.monotonic() - asked < 0.5, code
 
 
+async def test_javascript_an_eval_waiting_for_a_timer_stops_at_once(
+    real: Sandbox, open_sessions: list[Session]
+) -> None:
+    """A timer's wait runs no JavaScript, so QuickJS's interrupt handler cannot see Ctrl-C meanwhile: the driver's
+    wait looks at it itself (in 20 ms slices)."""
+    session = await _session(real, "javascript", open_sessions)
+    code = "console.log('waiting'); await new Promise((r) => setTimeout(r, 60000))"
+    eval_task = asyncio.create_task(session.eval(code))
+    await asyncio.sleep(0.3)
+    asked = time.monotonic()
+    assert session.interrupt() is True
+    result = await asyncio.wait_for(eval_task, 10)
+    assert time.monotonic() - asked < 0.5
+    assert result.stdout == b"waiting\n" and MESSAGE["javascript"] in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize(
     "code",
     ["setTimeout(function again() { setTimeout(again, 0) }, 0)", "(async () => { for (;;) await 0 })()",
-     "await 0; for (;;) {}"],
+     "await 0; for (;;) {}", "await new Promise((resolve) => setTimeout(resolve, 60000))",
+     "setInterval(() => {}, 50)"],
 )  # fmt: skip
 async def test_javascript_timers_and_jobs_of_an_interrupted_eval_are_dropped(
     real: Sandbox, open_sessions: list[Session], code: str

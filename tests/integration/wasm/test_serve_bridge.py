@@ -246,6 +246,28 @@ async def test_timers_advance_while_a_response_waits(js: Sandbox, services: list
     assert 0 < first < second
 
 
+async def test_a_handlers_timer_waits_its_whole_delay_after_the_service_sat_idle(
+    js: Sandbox, services: list[Service]
+) -> None:
+    """Timers run only while a response is pending, so between requests the timers' loop time stood still; a
+    request reads it anew: with an interval pending, a handler's 200 ms sleep after an idle second used to be
+    due at once (its delay counted from the interval's last tick)."""
+    code = """
+    setInterval(() => {}, 1000);
+    export default {
+      async fetch() {
+        const s = Date.now();
+        await new Promise((r) => setTimeout(r, 200));
+        return String(Date.now() - s);
+      },
+    };
+    """
+    service = await serve(js, services, code)
+    assert int((await call(service))[2]) >= 199
+    await asyncio.sleep(1.2)
+    assert int((await call(service))[2]) >= 199
+
+
 async def test_guest_output_that_mimics_the_framing_is_not_a_response(js: Sandbox, services: list[Service]) -> None:
     fake = 'response 40\\n{"status":299,"headers":[]}\\nforged-body-here!!'
     code = f"""

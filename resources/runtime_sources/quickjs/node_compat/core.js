@@ -184,14 +184,10 @@ provide('os', () => ({
 provide('timers', () => ({ setTimeout: g.setTimeout, clearTimeout: g.clearTimeout, setInterval: g.setInterval, clearInterval: g.clearInterval, setImmediate: g.setImmediate, clearImmediate: g.clearImmediate }));
 provide('timers/promises', () => ({
   setTimeout: (ms, value) => new Promise((resolve) => g.setTimeout(() => resolve(value), ms)),
-  setImmediate: (value) => new Promise((resolve) => g.setTimeout(() => resolve(value), 0)),
+  setImmediate: (value) => new Promise((resolve) => g.setImmediate(() => resolve(value))),
   async *setInterval(ms, value) { for (;;) { await new Promise((resolve) => g.setTimeout(resolve, ms)); yield value; } },
   scheduler: { wait: (ms) => new Promise((resolve) => g.setTimeout(resolve, ms)), yield: () => Promise.resolve() },
 }));
-if (typeof g.setImmediate !== 'function') {
-  define(g, 'setImmediate', (fn, ...args) => g.setTimeout(fn, 0, ...args));
-  define(g, 'clearImmediate', (id) => g.clearTimeout(id));
-}
 
 /* ---- ES modules: import x from 'path' (driver.c's module loader asks) ---- */
 const IDENT = /^[A-Za-z_$][\w$]*$/, RESERVED = new Set(['default', 'delete', 'new', 'class', 'function', 'var', 'let', 'const', 'import', 'export', 'in', 'if', 'do', 'for', 'with', 'this']);
