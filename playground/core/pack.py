@@ -270,10 +270,16 @@ class WasmSpec:
     #: there) and the sentence that says why. ``Sandbox.hint`` and ``Session.hint`` give the sentence of the
     #: last marker in a failed run's stderr, and where it can be done (``variants.cannot_hint``).
     cannot: Mapping[str, str] = field(default_factory=dict)
+    #: What this runtime cannot run that its syntax error does not name: a pattern (a regular expression
+    #: searched in the program's source) and the sentence, given for a program it matches whose run failed
+    #: with a ``SyntaxError`` and showed no ``cannot`` marker (``Sandbox.hint``, ``variants.cannot_hint``).
+    #: TypeScript's decorators: the transform leaves them in, and QuickJS says three different things.
+    cannot_parse: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "args", tuple(self.args))
         object.__setattr__(self, "cannot", MappingProxyType(dict(self.cannot)))
+        object.__setattr__(self, "cannot_parse", MappingProxyType(dict(self.cannot_parse)))
         object.__setattr__(self, "serve_args", tuple(self.serve_args))
         object.__setattr__(self, "quiet_paths", tuple(self.quiet_paths))
         for path in self.quiet_paths:

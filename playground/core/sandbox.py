@@ -330,8 +330,9 @@ class Sandbox:
 
         First what no tier of the language can do (``Pack.nowhere``: open a
         window); on the Wasm tier, then what its runtime cannot do
-        (``WasmSpec.cannot``: a thread, a standard module its build leaves out)
-        and where it can be done; then, for a module it could not import
+        (``WasmSpec.cannot``: a thread, a standard module its build leaves out;
+        ``cannot_parse``: a syntax error its program's source explains, as
+        TypeScript's decorators) and where it can be done; then, for a module it could not import
         (``ModuleNotFoundError``), whether a variant of the language has it
         (and that importing it by name picks that runtime) or how to add it
         as a package.
@@ -345,7 +346,10 @@ class Sandbox:
             return nowhere
         chosen = None if spec.uses_caller_root else variants.choose(base, spec.code, spec.packages)
         runtime = chosen.name if chosen else ""
-        cannot = variants.cannot_hint(base, result.stderr, runtime=runtime) if result.backend == "wasm" else None
+        cannot = None
+        if result.backend == "wasm":
+            source = spec.code if isinstance(spec.code, str) else ""  # bytes: a Wasm module
+            cannot = variants.cannot_hint(base, result.stderr, runtime=runtime, source=source)
         return cannot or variants.missing_module_hint(base, result.stderr, runtime=runtime)
 
     def missing(self, pack: Pack) -> list[str]:

@@ -191,21 +191,26 @@ def nowhere_hint(pack: Pack, stderr: bytes) -> str | None:
     return _last_marker(pack.nowhere, stderr)
 
 
-def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "") -> str | None:
+def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "", source: str = "") -> str | None:
     """One sentence on what the Wasm runtime that ran a failed program cannot do (``WasmSpec.cannot``), or None.
 
     ``runtime`` names the variant that ran (empty: the pack's own). The
     marker written last in ``stderr`` wins: it is nearest to what failed
-    the program. The sentence says where it can be done: the pack's Docker
-    tier, when it has one (else the sentence itself says what there is).
+    the program. Without one, a ``SyntaxError`` in ``stderr`` and the
+    program's ``source`` give the sentence of the first ``cannot_parse``
+    pattern the source matches. The sentence says where it can be done:
+    the pack's Docker tier, when it has one (else the sentence itself says
+    what there is).
     """
     spec = pack.wasm
     for variant in _variants(pack):
         if variant.name == runtime:
             spec = variant.wasm
-    if spec is None or not spec.cannot:
+    if spec is None:
         return None
     why = _last_marker(spec.cannot, stderr)
+    if why is None and source and b"SyntaxError" in stderr[-65536:]:
+        why = next((says for pattern, says in spec.cannot_parse.items() if re.search(pattern, source)), None)
     if why is None or pack.docker is None:
         return why
     return (

@@ -6,6 +6,14 @@ from playground.packs.javascript import PACK as JAVASCRIPT
 from playground.packs.javascript import SERVER_SIGNS
 from playground.packs.runtimes import QUICKJS, TYPESCRIPT_TRANSFORM
 
+#: A decorator: ``@name`` (``@a.b(...)``) at the start of a line, or before a parameter.
+DECORATOR = r"(?m)^[ \t]*@[A-Za-z_$][\w$.]*|[(,][ \t]*@[A-Za-z_$][\w$.]*[ \t(]"
+DECORATORS = (
+    "decorators (@name) do not run here: the transform strips the TypeScript's types but leaves its decorators "
+    "in, and this WebAssembly JavaScript (QuickJS) has no decorators; call the decorator function on the class "
+    "or its method yourself, after the class"
+)
+
 PACK = Pack(
     name="typescript",
     aliases=("ts",),
@@ -18,6 +26,7 @@ PACK = Pack(
         # so a runtime error names main.ts and the line the user wrote.
         main_file="main.ts",
         cannot=JAVASCRIPT_CANNOT,
+        cannot_parse={DECORATOR: DECORATORS},
         transform="typescript",
         transformer=TYPESCRIPT_TRANSFORM,
         typical_start=0.004,  # bench/oneshot_speed.py, Sandbox.run p50 (transform included)

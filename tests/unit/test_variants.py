@@ -138,6 +138,38 @@ def test_what_a_wasm_python_cannot_do_is_said_with_where_it_can_be_done() -> Non
         assert "has no Intl" in (cannot_hint(language, intl) or "") and "-l node" in (cannot_hint(language, intl) or "")
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "function log(t: any, k: string, d: PropertyDescriptor) {}\nclass C {\n  @log\n  add() {}\n}\n",
+        "@sealed\nexport class A {}\n",
+        "class B {\n  constructor(@Inject(TOKEN) private x: number) {}\n}\n",
+        "class C {\n  @f name = 'x';\n}\n",
+        "class D {\n  m(a: number, @dec b: number) {}\n}\n",
+    ],
+)
+def test_typescripts_decorators_are_named_when_quickjs_cannot_parse_them(source: str) -> None:
+    """The transform leaves decorators in, and QuickJS reports them as three different syntax errors, none of
+    which says "decorator" (``WasmSpec.cannot_parse``)."""
+    syntax = b"Uncaught SyntaxError: invalid property name\n    at /work/main.ts:3:2\n"
+    hint = cannot_hint(typescript.PACK, syntax, source=source)
+    assert hint is not None and hint.startswith("decorators (@name) do not run here")
+    sb = Sandbox(packs=[typescript.PACK])
+    said = sb.hint(Spec(lang="typescript", code=source), Result(exit_code=1, stderr=syntax, backend="wasm"))
+    assert said == hint
+    assert cannot_hint(typescript.PACK, b"TypeError: x is not a function\n", source=source) is None  # not a parse
+
+
+@pytest.mark.parametrize(
+    "source",
+    ['const mail = "a@b.c";\nlet = ;\n', "// @ts-ignore\nlet = ;\n", "/**\n * @param x\n */\nlet = ;\n"],
+)
+def test_a_syntax_error_without_a_decorator_gets_no_decorator_hint(source: str) -> None:
+    syntax = b"Uncaught SyntaxError: unexpected token in expression: ';'\n"
+    assert cannot_hint(typescript.PACK, syntax, source=source) is None
+    assert cannot_hint(javascript.PACK, syntax, source="@x\nclass A {}\n") is None  # JavaScript has no such data
+
+
 def test_the_sandbox_says_what_the_wasm_tier_cannot_do_before_any_package_advice() -> None:
     sb = Sandbox(packs=[python.PACK])
     spec = Spec(lang="python", code="import multiprocessing")

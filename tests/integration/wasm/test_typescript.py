@@ -54,6 +54,22 @@ async def test_unclosed_bracket_points_at_the_end(ts: Sandbox) -> None:
     assert err.startswith("main.ts:2: syntax error:"), err
 
 
+@pytest.mark.parametrize(
+    ("code", "line"),
+    [
+        ("function log(t: any, k: string, d: PropertyDescriptor) {}\nclass Calc {\n  @log\n  add() {}\n}\n", 3),
+        ("function sealed(c: Function) {}\n@sealed\nclass A {}\n", 2),
+        ("function f(t: any, k: string) {}\nclass C {\n  @f name: string = 'x';\n}\n", 3),
+    ],
+)
+async def test_a_decorator_fails_where_it_stands_with_a_hint_that_names_it(ts: Sandbox, code: str, line: int) -> None:
+    """QuickJS's syntax errors for a decorator the transform left in never say "decorator" (``cannot_parse``)."""
+    spec = Spec(lang="typescript", code=code)
+    result = await ts.run(spec)
+    assert result.exit_code == 1 and b"SyntaxError" in result.stderr and f"main.ts:{line}:".encode() in result.stderr
+    assert (ts.hint(spec, result) or "").startswith("decorators (@name) do not run here")
+
+
 async def test_runtime_error_is_the_programs_not_the_transpilers(ts: Sandbox) -> None:
     exit_code, _, err = await run(ts, "const x: any = null;\nx.boom();\n")
     assert exit_code == 1 and "TypeError" in err
