@@ -19,12 +19,13 @@ SERVER_SIGNS = (
     (r"\.listen\s*\(", "calls listen()"),
 )
 
-#: What QuickJS has not (``WasmSpec.cannot``): ``Intl``, and Node's built-in modules beyond those the driver's
-#: compatibility layer gives (its error lists them). Node, on the Docker tier, has both (the ``node`` pack).
+#: What the driver's JavaScript has not (``WasmSpec.cannot``): time zones beyond UTC and those of major cities
+#: (its Intl, ``node_compat/intl.js``, is English with a table of zones), and Node's built-in modules beyond
+#: those its compatibility layer gives (its error lists them). Node, on the Docker tier, has both (``node``).
 CANNOT = {
-    "ReferenceError: Intl is not defined": (
-        "this WebAssembly JavaScript (QuickJS) has no Intl (Intl.NumberFormat, Intl.DateTimeFormat; toLocaleString "
-        "ignores its locale); the node language has it on the Docker tier (playground run -l node, with Docker)"
+    "this sandbox's JavaScript knows UTC and the zones of major cities only": (
+        "this WebAssembly JavaScript knows UTC and the time zones of major cities only; the node language has "
+        "every time zone on the Docker tier (playground run -l node, with Docker)"
     ),
     "(this sandbox's JavaScript has: ": (
         "this WebAssembly JavaScript has the part of Node's library the error lists, and no npm packages; the "

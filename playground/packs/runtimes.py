@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="a34344f4123cc02c8f51b83353a516b510be8c3b8150fdc1484bd21242657304",
-    size=1177878,
+    sha256="dfa0b4fb6a85ab8487a61300f9a117ace6944272601facea02f82474be21a0e8",
+    size=1220849,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

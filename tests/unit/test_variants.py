@@ -133,9 +133,13 @@ def test_what_a_wasm_python_cannot_do_is_said_with_where_it_can_be_done() -> Non
     assert cannot_hint(lua.PACK, THREAD) is None  # nothing declared: nothing said
     wasm_only = Pack(name="py-wasm", extensions=(".pyw",), wasm=WasmSpec(module=None, cannot={"no threads": "one"}))
     assert cannot_hint(wasm_only, b"no threads") == "one"  # no Docker tier: the sentence says it all
-    intl = b"ReferenceError: Intl is not defined\n    at <anonymous> (/work/main.js:1:1)\n"
+    zone = (
+        b"Uncaught RangeError: Invalid time zone specified: Asia/Yerevan (this sandbox's JavaScript knows UTC and "
+        b"the zones of major cities only)\n    at <anonymous> (/work/main.js:1:1)\n"
+    )
     for language in (javascript.PACK, typescript.PACK):
-        assert "has no Intl" in (cannot_hint(language, intl) or "") and "-l node" in (cannot_hint(language, intl) or "")
+        said = cannot_hint(language, zone) or ""
+        assert "time zones of major cities only" in said and "-l node" in said
 
 
 @pytest.mark.parametrize(

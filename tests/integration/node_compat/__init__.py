@@ -3,12 +3,13 @@
 Each ``NAME.js`` (``.mjs``: an ES module) uses a part of Node's library that
 the Wasm tier's JavaScript provides in ``node_compat/`` (QuickJS driver):
 CommonJS, path, events, util, assert, Buffer, crypto, URL and url, os,
-structuredClone, timers (on the real clock) and timers/promises, string_decoder; ``NAME.expected`` is its
-stdout under Node (Debian's nodejs, the Docker tier's node image), written
-by running it there. Both tiers are tested against the same file: the Wasm
-tier must print what Node prints (``tests/integration/wasm``), and Node must
-still print it (``tests/integration/docker``), so an expectation is never
-only ours.
+structuredClone, Intl in English, timers (on the real clock) and
+timers/promises, string_decoder; ``NAME.expected`` is its stdout under Node
+(Debian's nodejs, the Docker tier's node image), written by running it
+there. Both tiers are tested against the same file: the Wasm tier must
+print what Node prints (``tests/integration/wasm``), and Node must still
+print it (``tests/integration/docker``), so an expectation is never only
+ours.
 """
 
 from __future__ import annotations

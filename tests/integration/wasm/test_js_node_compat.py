@@ -99,3 +99,20 @@ async def test_a_session_has_them(sb: Sandbox) -> None:
     finally:
         session.close()
     assert (first.stdout, second.stdout) == (b"b\n", b"16869\n"), (first.stderr, second.stderr)
+
+
+async def test_intl_is_english_and_says_so_and_a_zone_it_lacks_is_refused_with_a_hint(sb: Sandbox) -> None:
+    """``node_compat/intl.js``: another locale falls back to en-US as the standard has it (resolvedOptions says
+    which), and a time zone outside its table is a RangeError whose hint names the node language."""
+    code = (
+        "console.log((1234.5).toLocaleString('de-DE'), new Intl.NumberFormat('fr-FR').resolvedOptions().locale);\n"
+        "console.log(Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(3),"
+        " Intl.NumberFormat() instanceof Intl.NumberFormat, typeof Intl, String(Intl));\n"
+        "console.log(['b', 'a', 'C'].sort(Intl.Collator().compare).join(''), ['b', 'a', 'C'].sort().join(''));\n"
+        "new Date(0).toLocaleString('en-US', { timeZone: 'Asia/Yerevan' });\n"
+    )
+    spec = Spec(lang="javascript", code=code)
+    result = await sb.run(spec)
+    assert result.stdout == b"1,234.5 en-US\n$3.00 true object [object Intl]\nabC Cab\n"
+    assert b"RangeError: Invalid time zone specified: Asia/Yerevan" in result.stderr
+    assert "time zones of major cities only" in (sb.hint(spec, result) or "")

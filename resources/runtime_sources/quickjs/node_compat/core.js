@@ -55,6 +55,16 @@ function provide(name, make) {
 for (const [name, file] of [['path', 'path'], ['path/posix', 'path'], ['events', 'events'], ['util', 'util'], ['assert', 'assert'],
   ['assert/strict', 'assert'], ['buffer', 'buffer'], ['string_decoder', 'buffer'], ['crypto', 'crypto'], ['url', 'url']])
   provide(name, () => part(file)[name]);
+/* Intl in English (intl.js), and in place of QuickJS's own toLocaleString, toLocaleDateString,
+   toLocaleTimeString and localeCompare (which ignored locale and options), methods that use it. */
+lazy(g, 'Intl', () => part('intl').Intl);
+for (const [proto, name, key] of [[Number.prototype, 'toLocaleString', 'numberToLocaleString'], [BigInt.prototype, 'toLocaleString', 'bigintToLocaleString'],
+  [Date.prototype, 'toLocaleString', 'toLocaleString'], [Date.prototype, 'toLocaleDateString', 'toLocaleDateString'],
+  [Date.prototype, 'toLocaleTimeString', 'toLocaleTimeString'], [String.prototype, 'localeCompare', 'localeCompare']]) {
+  const method = { [name](...args) { return part('intl').methods[key](this, ...args); } }[name];
+  Object.defineProperty(method, 'length', { value: name === 'localeCompare' ? 1 : 0 });
+  define(proto, name, method);
+}
 lazy(g, 'Buffer', () => part('buffer').Buffer);
 lazy(g, 'URL', () => part('url').URL);
 lazy(g, 'URLSearchParams', () => part('url').URLSearchParams);
