@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="dfa0b4fb6a85ab8487a61300f9a117ace6944272601facea02f82474be21a0e8",
-    size=1220849,
+    sha256="1dc460325de533b180fa63f233421fe0d94c5ebd7ad8dc19829ee563e3ea411c",
+    size=1220833,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -18,6 +18,7 @@ import pytest
 from backends.wasm import WasmBackend
 from playground.core import Limits, Sandbox, Spec
 from playground.packs import javascript, typescript
+from tests.integration.node_compat import HERE as NODE_COMPAT
 from tests.integration.node_compat import PROGRAMS
 from tests.integration.wasm.conftest import need_runtime
 
@@ -116,3 +117,16 @@ async def test_intl_is_english_and_says_so_and_a_zone_it_lacks_is_refused_with_a
     assert result.stdout == b"1,234.5 en-US\n$3.00 true object [object Intl]\nabC Cab\n"
     assert b"RangeError: Invalid time zone specified: Asia/Yerevan" in result.stderr
     assert "time zones of major cities only" in (sb.hint(spec, result) or "")
+
+
+async def test_every_time_zone_intl_knows_tells_the_time_node_tells(sb: Sandbox) -> None:
+    """``node_compat/intl.js``'s zone table, at instants on both sides of this year's daylight-saving changes.
+
+    ``node_compat/zones/zones.expected`` is Node 20.20's output (ICU 78.2, time zone data 2025c). The Docker
+    tier's Node 18 cannot check it, unlike the programs beside it: its time zone data predates Mexico's end
+    of daylight saving (2022) and Kazakhstan's single zone (2024).
+    """
+    zones = NODE_COMPAT / "zones"
+    result = await sb.run(Spec(lang="javascript", code=(zones / "zones.js").read_text()))
+    assert result.stderr == b""
+    assert result.stdout.decode().splitlines() == (zones / "zones.expected").read_text().splitlines()
