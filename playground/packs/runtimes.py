@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="1dc460325de533b180fa63f233421fe0d94c5ebd7ad8dc19829ee563e3ea411c",
-    size=1220833,
+    sha256="f1a1f8a68310933eb5d9682cb7a447ef5c686c2fcd0e36d6220042959b14a517",
+    size=1223649,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -24,3 +24,39 @@ PROGRAMS: Final = [
     for p in sorted(HERE.iterdir())
     if p.suffix in (".js", ".mjs")
 ]
+
+
+
+#: Programs that read ``process.stdin`` the ways Node programs do, run with ``STDIN``: (name, source, Node's
+#: stdout). ``test_js_node_compat`` holds the Wasm tier to it, ``test_node_compat_docker`` holds Node to it.
+STDIN: Final = b"3 4\nline two\n"
+STDIN_PROGRAMS: Final = [
+    (
+        "data-end",  # the template of HackerRank's JavaScript problems
+        "process.stdin.resume();\nprocess.stdin.setEncoding('ascii');\nlet inputStdin = '';\n"
+        "process.stdin.on('data', (data) => { inputStdin += data; });\n"
+        "process.stdin.on('end', () => {\n"
+        "  const [a, b] = inputStdin.split(/\\s+/).map(Number);\n"
+        "  console.log(a + b);\n"
+        "});\n"
+        "console.log('sync part first');\n",
+        b"sync part first\n7\n",
+    ),
+    (
+        "readable",
+        "let input = '';\nprocess.stdin.on('readable', () => { let c; while ((c = process.stdin.read()) !== null) "
+        "input += c; });\nprocess.stdin.on('end', () => console.log(JSON.stringify(input), typeof input));\n",
+        b'"3 4\\nline two\\n" string\n',
+    ),
+    (
+        "async-iterator",
+        "(async () => { const chunks = []; for await (const c of process.stdin) chunks.push(c);\n"
+        "  console.log(Buffer.concat(chunks).toString().toUpperCase().trim()); })();\n",
+        b"3 4\nLINE TWO\n",
+    ),
+    (
+        "pipe",
+        "process.stdin.pipe(process.stdout);\nprocess.stdin.on('end', () => console.log('[end]'));\n",
+        b"3 4\nline two\n[end]\n",
+    ),
+]

@@ -19,7 +19,7 @@ from backends.wasm import WasmBackend
 from playground.core import Limits, Sandbox, Spec
 from playground.packs import javascript, typescript
 from tests.integration.node_compat import HERE as NODE_COMPAT
-from tests.integration.node_compat import PROGRAMS
+from tests.integration.node_compat import PROGRAMS, STDIN, STDIN_PROGRAMS
 from tests.integration.wasm.conftest import need_runtime
 
 
@@ -130,3 +130,14 @@ async def test_every_time_zone_intl_knows_tells_the_time_node_tells(sb: Sandbox)
     result = await sb.run(Spec(lang="javascript", code=(zones / "zones.js").read_text()))
     assert result.stderr == b""
     assert result.stdout.decode().splitlines() == (zones / "zones.expected").read_text().splitlines()
+
+
+@pytest.mark.parametrize(("name", "code", "expected"), STDIN_PROGRAMS, ids=[p[0] for p in STDIN_PROGRAMS])
+async def test_process_stdin_gives_what_was_piped_in_as_node_does(
+    sb: Sandbox, name: str, code: str, expected: bytes
+) -> None:
+    """``process.stdin`` was undefined: every program that read input the Node way (competitive programming,
+    HackerRank's template) failed on its first line."""
+    result = await sb.run(Spec(lang="javascript", code=code, stdin=STDIN))
+    assert (result.exit_code, result.stderr) == (0, b""), result.stderr
+    assert result.stdout == expected

@@ -99,6 +99,62 @@ for (const name of ['on', 'addListener', 'once', 'prependListener', 'prependOnce
   define(process, name, (...args) => emitter()[name].apply(process, args));
 define(process, 'emit', (...args) => Object.prototype.hasOwnProperty.call(process, '_events') ? emitter().emit.apply(process, args) : false);
 
+/* process.stdin: a readable stream of all of stdin, as Node's is when stdin is a pipe or a file (what a
+   sandbox run's stdin is): the program that listens for 'data' (or 'readable', or iterates it, or resumes or
+   pipes it) gets all of it in one chunk (a string once setEncoding was called, else a Buffer), then 'end'
+   and 'close'. The read happens in a macrotask after the listener is added, as Node's first chunk comes
+   on a later turn of its loop: the whole program's synchronous part has run by then. */
+function makeStdin() {
+  const EventEmitter = part('events').events;
+  const stdin = new EventEmitter();
+  let encoding = null, flowing = false, started = false, chunk, ended = false;
+  const take = () => {
+    if (chunk === undefined) {
+      const bytes = native.readStdin();
+      chunk = encoding ? g.Buffer.from(bytes).toString(encoding) : g.Buffer.from(bytes);
+    }
+    return chunk;
+  };
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    stdin.readableEnded = true;
+    stdin.emit('end');
+    stdin.emit('close');
+  };
+  const start = () => {
+    if (started) return;
+    started = true;
+    g.setImmediate(() => {
+      let data;
+      try { data = take(); } catch (e) { if (stdin.listenerCount('error')) { stdin.emit('error', e); return; } throw e; }
+      if (flowing) { if (data.length) stdin.emit('data', data); chunk = null; finish(); }
+      else { stdin.emit('readable'); if (chunk === null) finish(); }
+    });
+  };
+  Object.assign(stdin, { fd: 0, isTTY: undefined, readable: true, readableEnded: false });
+  define(stdin, 'setEncoding', (enc) => { encoding = enc === undefined ? 'utf8' : String(enc); return stdin; });
+  define(stdin, 'resume', () => { flowing = true; start(); return stdin; });
+  define(stdin, 'pause', () => { flowing = false; return stdin; });
+  define(stdin, 'isPaused', () => !flowing);
+  define(stdin, 'read', () => { if (chunk === null) return null; const data = take(); chunk = null; if (started) g.setImmediate(finish); return data.length ? data : null; });
+  define(stdin, 'pipe', (dest, opts) => {
+    stdin.on('data', (data) => dest.write(data));
+    if (!opts || opts.end !== false) stdin.on('end', () => { if (typeof dest.end === 'function' && dest !== process.stdout && dest !== process.stderr) dest.end(); });
+    return dest;
+  });
+  define(stdin, 'unref', () => stdin);
+  define(stdin, 'ref', () => stdin);
+  define(stdin, 'destroy', () => { chunk = null; finish(); return stdin; });
+  define(stdin, Symbol.asyncIterator, async function* () { const data = take(); chunk = null; if (data.length) yield data; finish(); });
+  stdin.on('newListener', (event) => {
+    if (event === 'data') { flowing = true; start(); }
+    else if (event === 'readable') start();
+  });
+  return stdin;
+}
+lazy(process, 'stdin', makeStdin);
+
 /* ---- console: timers, counters, groups and tables (node_compat/console.js, made on first use) ---- */
 for (const name of ['time', 'timeEnd', 'timeLog', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'table'])
   lazy(g.console, name, () => part('console')[name]);
