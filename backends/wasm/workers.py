@@ -11,7 +11,8 @@ closes the run's Store (its instance, memories, tables) before the job
 returns; the descriptors and the VFS belong to the run; the memory-budget
 thread-local is restored by its scope; the guest's CPU clock counts from
 the run's start (``RunState.cpu_base``), not from the thread's. The thread
-name is the current run's.
+name is the current run's while it runs one, ``IDLE_NAME`` while it waits
+(a thread list shows which threads run guests).
 
 Never a queue: a job goes to an idle worker if there is one, or else to a
 new thread, so a run never waits behind another (concurrency is as
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 MAX_IDLE: Final = 4
 #: Seconds an idle worker waits for a job before it ends.
 IDLE_TIMEOUT: Final = 10.0
+#: The name of a worker thread between runs.
+IDLE_NAME: Final = "wasm-idle"
 
 Job = Callable[[], None]
 #: Starts a thread running its first argument (``backend._start_worker``: the stack size wasm needs).
@@ -125,6 +128,7 @@ class WorkerPool:
                 except BaseException:  # a job hands its own errors on (``handoff``); this is a bug
                     log.exception("a wasm worker's job raised")
                 del job
+                threading.current_thread().name = IDLE_NAME
                 if not self._park(worker):
                     return
         finally:

@@ -149,7 +149,9 @@ def test_quitting_with_a_guest_running_takes_under_a_second_and_stops_it(playgro
     assert not pg.controller.running and not pg.controller.abandoned_work
     summary = pg.controller.last_summary
     assert summary is not None and summary.kind == "stopped", summary
-    assert guest_threads() == []  # the guest's worker is gone: nothing keeps running
+    # The guest's worker has stopped running it: its thread ends, or waits as an idle worker (renamed), at
+    # once; under load, the interpreter lock may keep it from that step for some milliseconds.
+    pg.qtbot.waitUntil(lambda: guest_threads() == [], timeout=1000)
 
 
 def test_quitting_during_a_first_time_compile_does_not_wait_for_it(

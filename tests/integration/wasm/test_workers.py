@@ -17,7 +17,7 @@ import pytest
 
 from backends.wasm import WasmBackend
 from backends.wasm.backend import _start_worker
-from backends.wasm.workers import WorkerPool
+from backends.wasm.workers import IDLE_NAME, WorkerPool
 from playground.core import Sandbox, Spec
 
 from .conftest import TEST_LIMITS, WASM_PACK, compile_c
@@ -29,20 +29,24 @@ def _settle(check: object, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def test_sequential_jobs_reuse_one_thread() -> None:
+def test_sequential_jobs_reuse_one_thread_named_after_its_job_only_while_it_runs_it() -> None:
     pool = WorkerPool(_start_worker)
     seen: list[int] = []
+    names: list[str] = []
     for i in range(20):
         done = threading.Event()
 
         def job(done: threading.Event = done) -> None:
             seen.append(threading.get_ident())
+            names.append(threading.current_thread().name)
             done.set()
 
         pool.submit(job, f"job-{i}")
         assert done.wait(5)
         _settle(lambda: pool.idle == 1)
+        assert [t.name for t in threading.enumerate() if t.ident == seen[-1]] == [IDLE_NAME]
     assert len(set(seen)) == 1 and pool.threads == 1
+    assert names == [f"job-{i}" for i in range(20)]
     pool.close()
     _settle(lambda: pool.threads == 0)
     assert pool.threads == 0
