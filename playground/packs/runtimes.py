@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="f1a1f8a68310933eb5d9682cb7a447ef5c686c2fcd0e36d6220042959b14a517",
-    size=1223649,
+    sha256="2e75665c278bd7d438a53bf3fdebd3ed5b0e7432b6da52231460b22cea6ac66f",
+    size=1225160,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -19,7 +19,9 @@
  *   setImmediate/clearImmediate on the real clock, as in Node: a timer fires
  *   once its delay passed (the run sleeps until then, what it printed
  *   flushed first); a delay below 1 ms or above 2^31-1 is 1 ms, an
- *   immediate's is none; timers fire in due order, ties in the order set.
+ *   immediate's is none; timers fire in due order, ties in the order set;
+ *   each returns a Timeout (ref, unref, hasRef, refresh, close; its id as
+ *   its number), and a run whose pending timers are all unref'd ends.
  *   queueMicrotask (QuickJS).
  * - Node-like files, stdin and environment (everything goes through WASI,
  *   so the guest sees only the sandbox's virtual filesystem): global `fs`
@@ -387,7 +389,8 @@ static void run_until(JSValueConst p) {
         check_rejections();
         if (!JS_IsPromise(p) || JS_PromiseState(ctx, p) != JS_PROMISE_PENDING)
             return;
-        JSValue r = JS_Call(ctx, fn_run_timer, JS_UNDEFINED, 0, NULL);
+        JSValue served = JS_NewInt32(ctx, 1); /* unref'd timers fire too: the service goes on */
+        JSValue r = JS_Call(ctx, fn_run_timer, JS_UNDEFINED, 1, &served);
         if (JS_IsException(r)) {
             report_pending_exception(ctx, "Uncaught ");
             continue;
@@ -579,39 +582,56 @@ static const char bootstrap_js[] =
 "define(g, 'process', process);\n"
 "/* timers: a binary heap on (due, seq), due in ms on the monotonic clock. `now` is the loop's time,\n"
 "   as in Node: read when the loop waits for a timer (wait(due) sleeps until then and answers the\n"
-"   clock), when a timer is set while none is pending, and as an eval or a request starts. */\n"
-"let now = 0, seq = 0, nextId = 1;\n"
-"const heap = [], live = new Map();\n"
+"   clock), when a timer is set while none is pending, and as an eval or a request starts.\n"
+"   A timer is a Timeout (ref/unref/hasRef/refresh/close, its id as its number, as in Node): one that\n"
+"   is unref'd does not keep a run going; a run whose pending timers are all unref'd ends, as Node's\n"
+"   process exits. A heap node is {t, seq, x, v}: a refreshed timer gets a new node (v) and the old\n"
+"   one is skipped. */\n"
+"let now = 0, seq = 0, nextId = 1, refs = 0;\n"
+"const heap = [], live = new Map(), entries = new WeakMap();\n"
 "const less = (a, b) => a.t < b.t || (a.t === b.t && a.seq < b.seq);\n"
 "function push(x) { heap.push(x); let i = heap.length - 1; while (i > 0) { const p = (i - 1) >> 1; if (!less(heap[i], heap[p])) break; [heap[i], heap[p]] = [heap[p], heap[i]]; i = p; } }\n"
 "function pop() { const top = heap[0], last = heap.pop(); if (heap.length) { heap[0] = last; let i = 0; for (;;) { const l = 2 * i + 1, r = l + 1; let m = i; if (l < heap.length && less(heap[l], heap[m])) m = l; if (r < heap.length && less(heap[r], heap[m])) m = r; if (m === i) break; [heap[i], heap[m]] = [heap[m], heap[i]]; i = m; } } return top; }\n"
+"const schedule = (x, due) => { x.v++; push({ t: due, seq: seq++, x, v: x.v }); };\n"
+"const forget = (x) => { if (live.get(x.id) === x) { live.delete(x.id); if (x.ref) refs--; } };\n"
+"class Timeout {\n"
+"  ref() { const x = entries.get(this); if (x && !x.ref) { x.ref = true; if (live.get(x.id) === x) refs++; } return this; }\n"
+"  unref() { const x = entries.get(this); if (x && x.ref) { x.ref = false; if (live.get(x.id) === x) refs--; } return this; }\n"
+"  hasRef() { const x = entries.get(this); return !!x && x.ref; }\n"
+"  refresh() { const x = entries.get(this); if (x && live.get(x.id) === x) { if (!heap.length) now = wait(0); schedule(x, now + x.ms); } return this; }\n"
+"  close() { clear(this); return this; }\n"
+"  [Symbol.toPrimitive]() { const x = entries.get(this); return x ? x.id : NaN; }\n"
+"}\n"
 "function add(fn, ms, args, repeat, immediate) {\n"
 "  if (typeof fn !== 'function') throw new TypeError('The \"callback\" argument must be of type function');\n"
 "  ms = Number(ms); if (!(ms >= 1 && ms <= 2147483647)) ms = 1;\n"
 "  if (immediate) ms = 0;\n"
 "  if (!heap.length) now = wait(0);\n"
-"  const x = { id: nextId++, t: now + ms, seq: seq++, fn, args, iv: repeat ? ms : -1 };\n"
-"  live.set(x.id, x); push(x); return x.id;\n"
+"  const handle = new Timeout();\n"
+"  const x = { id: nextId++, ms, fn, args, iv: repeat ? ms : -1, ref: true, v: 0, handle };\n"
+"  entries.set(handle, x); live.set(x.id, x); refs++; schedule(x, now + ms); return handle;\n"
 "}\n"
-"const clear = (id) => { live.delete(typeof id === 'number' ? id : Number(id)); };\n"
+"const clear = (id) => { const x = id !== null && typeof id === 'object' ? entries.get(id) : live.get(Number(id)); if (x) forget(x); };\n"
 "define(g, 'setTimeout', (fn, ms, ...args) => add(fn, ms, args, false, false));\n"
 "define(g, 'setInterval', (fn, ms, ...args) => add(fn, ms, args, true, false));\n"
 "define(g, 'setImmediate', (fn, ...args) => add(fn, 0, args, false, true));\n"
 "define(g, 'clearTimeout', clear);\n"
 "define(g, 'clearInterval', clear);\n"
 "define(g, 'clearImmediate', clear);\n"
-"/* runTimer(): fire the next timer, waiting until it is due (false: none is pending);\n"
-"   runTimer(true): drop them all; runTimer(0): read the clock (an eval or a request starts). */\n"
+"/* runTimer(): fire the next timer, waiting until it is due (false: none is pending that keeps the\n"
+"   run going); runTimer(1): the same for a served request, where unref'd timers fire too (the\n"
+"   service keeps the program going); runTimer(true): drop them all; runTimer(0): read the clock. */\n"
 "function runTimer(how) {\n"
-"  if (how === true) { heap.length = 0; live.clear(); return false; }\n"
+"  if (how === true) { heap.length = 0; live.clear(); refs = 0; return false; }\n"
 "  if (how === 0) { now = wait(0); return false; }\n"
 "  while (heap.length) {\n"
-"    const x = heap[0];\n"
-"    if (live.get(x.id) !== x) { pop(); continue; }\n"
-"    if (x.t > now) now = wait(x.t);\n"
+"    const node = heap[0], x = node.x;\n"
+"    if (live.get(x.id) !== x || node.v !== x.v) { pop(); continue; }\n"
+"    if (refs === 0 && how !== 1) return false;\n"
+"    if (node.t > now) now = wait(node.t);\n"
 "    pop();\n"
-"    if (x.iv >= 0) { x.t = now + x.iv; x.seq = seq++; push(x); } else live.delete(x.id);\n"
-"    x.fn.apply(undefined, x.args);\n"
+"    if (x.iv >= 0) schedule(x, now + x.iv); else forget(x);\n"
+"    x.fn.apply(x.handle, x.args);\n"
 "    return true;\n"
 "  }\n"
 "  return false;\n"

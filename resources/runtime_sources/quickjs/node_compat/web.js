@@ -76,7 +76,7 @@ class AbortSignal extends EventTarget {
   static abort(reason) { const s = new AbortSignal(AbortSignal); AbortSignal[Symbol.for('playground.abort')](s, reason); return s; }
   static timeout(ms) {
     const s = new AbortSignal(AbortSignal);
-    g.setTimeout(() => { const e = new Error('The operation was aborted due to timeout'); e.name = 'TimeoutError'; e.code = 23; AbortSignal[Symbol.for('playground.abort')](s, e); }, ms);
+    g.setTimeout(() => { const e = new Error('The operation was aborted due to timeout'); e.name = 'TimeoutError'; e.code = 23; AbortSignal[Symbol.for('playground.abort')](s, e); }, ms).unref(); /* as Node's: it keeps no program going */
     return s;
   }
   static any(signals) {
