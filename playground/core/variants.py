@@ -45,6 +45,8 @@ __all__ = [
 
 #: The longest program the Python detector parses (bytes of source); longer ones get the light runtime.
 MAX_SCAN: Final = 4 << 20
+#: How much of a failed run's stderr the hints read: its end, where the error that stopped it is.
+STDERR_TAIL: Final = 1 << 16
 _MISSING = re.compile(rb"ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_.]*)'")
 
 
@@ -136,7 +138,7 @@ def variant_pack(pack: Pack, variant: WasmVariant | None) -> Pack:
 
 def missing_module(stderr: bytes) -> str | None:
     """The top-level module of the last ``ModuleNotFoundError: No module named 'x'`` in ``stderr``."""
-    found = _MISSING.findall(stderr[-65536:])
+    found = _MISSING.findall(stderr[-STDERR_TAIL:])
     return found[-1].decode("ascii").split(".", 1)[0] if found else None
 
 
@@ -181,7 +183,7 @@ def missing_module_hint(pack: Pack, stderr: bytes, *, runtime: str = "", session
 
 def _last_marker(markers: Mapping[str, str], stderr: bytes) -> str | None:
     """The sentence of the marker written last in ``stderr`` (nearest to what failed the program), or None."""
-    tail = stderr[-65536:]
+    tail = stderr[-STDERR_TAIL:]
     found = max(((tail.rfind(marker.encode()), why) for marker, why in markers.items()), default=(-1, ""))
     return found[1] if found[0] >= 0 else None
 
@@ -209,7 +211,7 @@ def cannot_hint(pack: Pack, stderr: bytes, *, runtime: str = "", source: str = "
     if spec is None:
         return None
     why = _last_marker(spec.cannot, stderr)
-    if why is None and source and b"SyntaxError" in stderr[-65536:]:
+    if why is None and source and b"SyntaxError" in stderr[-STDERR_TAIL:]:
         why = next((says for pattern, says in spec.cannot_parse.items() if re.search(pattern, source)), None)
     if why is None or pack.docker is None:
         return why

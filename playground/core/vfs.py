@@ -106,8 +106,8 @@ class VFS:
         self.bytes_used = 0
         self.nodes_used = 0
         self.quota_hit = False
-        #: The report of this tree's run when it went on a copy elsewhere (``adopt_report``).
-        self._finished_elsewhere: TreeReport | None = None
+        #: ``/out``'s files as a copy of this tree left them, its run having gone on the copy (``adopt_report``).
+        self._out_elsewhere: dict[str, bytes] | None = None
         #: The last inode number given out.
         self._last_ino = 0
         self.root = Dir(self._new_ino(), layout is Layout.STANDARD, None)
@@ -121,8 +121,6 @@ class VFS:
 
     def report(self) -> TreeReport:
         """What the host reads of this tree once its run is over (``Capture``): ``/out``'s files and the charge."""
-        if self._finished_elsewhere is not None:
-            return self._finished_elsewhere
         return TreeReport(self.collect_out(), self.bytes_used, self.nodes_used, self.quota_hit)
 
     def adopt_report(self, report: TreeReport) -> None:
@@ -137,7 +135,7 @@ class VFS:
         ``collect_out``, ``report`` and the counters give the copy's; the
         nodes are as they were sent.
         """
-        self._finished_elsewhere = report
+        self._out_elsewhere = report.out
         self.bytes_used, self.nodes_used, self.quota_hit = report.bytes_used, report.nodes_used, report.quota_hit
 
     def _new_ino(self) -> int:
@@ -638,8 +636,8 @@ class VFS:
         no ``/out`` (a caller's root without one). After ``adopt_report``:
         the report's.
         """
-        if self._finished_elsewhere is not None:
-            return dict(self._finished_elsewhere.out)
+        if self._out_elsewhere is not None:
+            return dict(self._out_elsewhere)
         out = self.root.children.get("out")
         if not isinstance(out, Dir):
             return {}
@@ -660,7 +658,7 @@ def _restore(state: _State) -> VFS:
     vfs = VFS.__new__(VFS)
     vfs.fs_quota, vfs.max_files, vfs.layout = fs_quota, max_files, Layout(layout)
     vfs.bytes_used, vfs.nodes_used, vfs.quota_hit, vfs._last_ino = bytes_used, nodes_used, quota_hit, last_ino
-    vfs._finished_elsewhere = None
+    vfs._out_elsewhere = None
     dirs: list[Dir | None] = []  # per row: the directory it made, None for a file or a link
     for parent_row, name, kind, ino, readonly, charged, links, opens, mtime, atime, ctime, payload in rows:
         parent = dirs[parent_row] if parent_row >= 0 else None

@@ -15,24 +15,26 @@ ours.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 HERE: Final = Path(__file__).parent
-#: (program file name, its source, Node's stdout for it).
-PROGRAMS: Final = [
-    (p.name, p.read_text(), p.with_suffix(".expected").read_bytes())
-    for p in sorted(HERE.iterdir())
-    if p.suffix in (".js", ".mjs")
-]
 
 
+class NodeProgram(NamedTuple):
+    """A program file's name and source, its stdin, and Node's stdout for it."""
 
-#: Programs that read ``process.stdin`` the ways Node programs do, run with ``STDIN``: (name, source, Node's
-#: stdout). ``test_js_node_compat`` holds the Wasm tier to it, ``test_node_compat_docker`` holds Node to it.
+    name: str
+    code: str
+    stdin: bytes
+    expected: bytes
+
+
+#: What the programs that read ``process.stdin`` get on it.
 STDIN: Final = b"3 4\nline two\n"
-STDIN_PROGRAMS: Final = [
+#: Programs that read ``process.stdin`` the ways Node programs do: (name, source, Node's stdout with ``STDIN``).
+_READING_STDIN: Final = [
     (
-        "data-end",  # the template of HackerRank's JavaScript problems
+        "stdin-data-end.js",  # the template of HackerRank's JavaScript problems
         "process.stdin.resume();\nprocess.stdin.setEncoding('ascii');\nlet inputStdin = '';\n"
         "process.stdin.on('data', (data) => { inputStdin += data; });\n"
         "process.stdin.on('end', () => {\n"
@@ -43,20 +45,27 @@ STDIN_PROGRAMS: Final = [
         b"sync part first\n7\n",
     ),
     (
-        "readable",
+        "stdin-readable.js",
         "let input = '';\nprocess.stdin.on('readable', () => { let c; while ((c = process.stdin.read()) !== null) "
         "input += c; });\nprocess.stdin.on('end', () => console.log(JSON.stringify(input), typeof input));\n",
         b'"3 4\\nline two\\n" string\n',
     ),
     (
-        "async-iterator",
+        "stdin-async-iterator.js",
         "(async () => { const chunks = []; for await (const c of process.stdin) chunks.push(c);\n"
         "  console.log(Buffer.concat(chunks).toString().toUpperCase().trim()); })();\n",
         b"3 4\nLINE TWO\n",
     ),
     (
-        "pipe",
+        "stdin-pipe.js",
         "process.stdin.pipe(process.stdout);\nprocess.stdin.on('end', () => console.log('[end]'));\n",
         b"3 4\nline two\n[end]\n",
     ),
 ]
+#: Each ``NAME.js`` here with no stdin, and the programs that read ``STDIN``. ``test_js_node_compat`` holds
+#: the Wasm tier to them, ``test_node_compat_docker`` holds Node to them.
+PROGRAMS: Final = [
+    *(NodeProgram(p.name, p.read_text(), b"", p.with_suffix(".expected").read_bytes())
+      for p in sorted(HERE.iterdir()) if p.suffix in (".js", ".mjs")),
+    *(NodeProgram(name, code, STDIN, expected) for name, code, expected in _READING_STDIN),
+]  # fmt: skip

@@ -19,7 +19,7 @@ from backends.wasm import WasmBackend
 from playground.core import Limits, Sandbox, Spec
 from playground.packs import javascript, typescript
 from tests.integration.node_compat import HERE as NODE_COMPAT
-from tests.integration.node_compat import PROGRAMS, STDIN, STDIN_PROGRAMS
+from tests.integration.node_compat import PROGRAMS, NodeProgram
 from tests.integration.wasm.conftest import need_runtime
 
 
@@ -37,13 +37,14 @@ STARTS = {"snapshot": {}, "cold": {"QJS_MEMORY_LIMIT": "0"}}
 
 
 @pytest.mark.parametrize("start", STARTS)
-@pytest.mark.parametrize(("name", "code", "expected"), PROGRAMS, ids=[p[0] for p in PROGRAMS])
-async def test_a_node_program_prints_what_node_prints(
-    sb: Sandbox, name: str, code: str, expected: bytes, start: str
-) -> None:
-    result = await sb.run(Spec(lang="javascript", code=code, main_file=name, env=STARTS[start]))
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+async def test_a_node_program_prints_what_node_prints(sb: Sandbox, program: NodeProgram, start: str) -> None:
+    """Among them, programs that read ``process.stdin``: it was undefined, and every program that read its
+    input the Node way (competitive programming, HackerRank's template) failed on its first line."""
+    spec = Spec(lang="javascript", code=program.code, main_file=program.name, stdin=program.stdin, env=STARTS[start])
+    result = await sb.run(spec)
     assert (result.exit_code, result.stderr) == (0, b""), result.stderr.decode()
-    assert result.stdout.decode() == expected.decode()
+    assert result.stdout.decode() == program.expected.decode()
 
 
 async def test_the_program_cannot_reach_beyond_the_sandbox_through_them(sb: Sandbox) -> None:
@@ -131,13 +132,3 @@ async def test_every_time_zone_intl_knows_tells_the_time_node_tells(sb: Sandbox)
     assert result.stderr == b""
     assert result.stdout.decode().splitlines() == (zones / "zones.expected").read_text().splitlines()
 
-
-@pytest.mark.parametrize(("name", "code", "expected"), STDIN_PROGRAMS, ids=[p[0] for p in STDIN_PROGRAMS])
-async def test_process_stdin_gives_what_was_piped_in_as_node_does(
-    sb: Sandbox, name: str, code: str, expected: bytes
-) -> None:
-    """``process.stdin`` was undefined: every program that read input the Node way (competitive programming,
-    HackerRank's template) failed on its first line."""
-    result = await sb.run(Spec(lang="javascript", code=code, stdin=STDIN))
-    assert (result.exit_code, result.stderr) == (0, b""), result.stderr
-    assert result.stdout == expected
