@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="2e75665c278bd7d438a53bf3fdebd3ed5b0e7432b6da52231460b22cea6ac66f",
-    size=1225160,
+    sha256="46d06c848f10d6b5bde5dfbc54c09a9415e04294bfa07ee021e43623f48002e5",
+    size=1225112,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -7,29 +7,29 @@
    Time zones: UTC only (the sandbox's clock is UTC; another zone is a RangeError, not a silent UTC time). */
 (function (x) {
 'use strict';
-const { g, define } = x;
+const { define } = x;
 const LOCALE = 'en-US';
 const NBSP = '\u00a0';
 
+/* The locale tags asked for, checked as the standard checks them (each is then answered in English). */
 function checkLocales(locales) {
-  if (locales === undefined) return;
+  if (locales === undefined) return [];
   const list = typeof locales === 'string' ? [locales] : Array.from(Object(locales));
   for (const tag of list) {
     if (typeof tag !== 'string' && (typeof tag !== 'object' || tag === null)) throw new TypeError('Incorrect locale information provided');
     if (!/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/.test(String(tag))) throw new RangeError('Incorrect locale information provided');
   }
+  return list;
 }
 function canonical(locales) {
-  checkLocales(locales);
-  if (locales === undefined) return [];
-  const list = typeof locales === 'string' ? [locales] : Array.from(Object(locales));
-  return list.map((tag) => String(tag).split('-').map((p, i) => i === 0 ? p.toLowerCase() : p.length === 2 ? p.toUpperCase() : p.length === 4 ? p[0].toUpperCase() + p.slice(1).toLowerCase() : p.toLowerCase()).join('-'));
+  return checkLocales(locales).map((tag) => String(tag).split('-').map((p, i) => i === 0 ? p.toLowerCase() : p.length === 2 ? p.toUpperCase() : p.length === 4 ? p[0].toUpperCase() + p.slice(1).toLowerCase() : p.toLowerCase()).join('-'));
 }
-function option(options, name, allowed, fallback) {
+/* options[name] as a string, one of `allowed` (a RangeError naming the `kind` of formatter otherwise). */
+function option(kind, options, name, allowed, fallback) {
   const v = options[name];
   if (v === undefined) return fallback;
-  const s = typeof v === 'boolean' && allowed === Boolean ? v : String(v);
-  if (Array.isArray(allowed) && !allowed.includes(s)) throw new RangeError(`Value ${s} out of range for Intl.${this || 'NumberFormat'} options property ${name}`);
+  const s = String(v);
+  if (!allowed.includes(s)) throw new RangeError(`Value ${s} out of range for Intl.${kind} options property ${name}`);
   return s;
 }
 function digitsOption(options, name, min, max, fallback) {
@@ -38,6 +38,13 @@ function digitsOption(options, name, min, max, fallback) {
   const n = Number(v);
   if (!(n >= min && n <= max)) throw new RangeError(`${name} value is out of range.`);
   return Math.floor(n);
+}
+/* NumberFormat's and DateTimeFormat's format: bound to its formatter once read, as the standard has it
+   (arr.map(nf.format) works), and made of the parts formatToParts gives. */
+function boundFormat(formatter) {
+  const format = (value) => formatter.formatToParts(value).map((p) => p.value).join('');
+  define(formatter, 'format', format);
+  return format;
 }
 const toOptions = (options) => options === undefined ? Object.create(null) : Object(options);
 function statics(C) {
@@ -170,25 +177,25 @@ class NumberFormat {
     checkLocales(locales);
     const opts = toOptions(options);
     const o = { locale: LOCALE, numberingSystem: 'latn' };
-    o.style = option.call('NumberFormat', opts, 'style', ['decimal', 'percent', 'currency', 'unit'], 'decimal');
+    o.style = option('NumberFormat', opts, 'style', ['decimal', 'percent', 'currency', 'unit'], 'decimal');
     const currency = opts.currency;
     if (currency !== undefined && !/^[A-Za-z]{3}$/.test(String(currency))) throw new RangeError('Invalid currency code : ' + currency);
     if (o.style === 'currency' && currency === undefined) throw new TypeError('Currency code is required with currency style.');
     if (o.style === 'currency') {
       o.currency = String(currency).toUpperCase();
-      o.currencyDisplay = option.call('NumberFormat', opts, 'currencyDisplay', ['symbol', 'narrowSymbol', 'code', 'name'], 'symbol');
-      o.currencySign = option.call('NumberFormat', opts, 'currencySign', ['standard', 'accounting'], 'standard');
+      o.currencyDisplay = option('NumberFormat', opts, 'currencyDisplay', ['symbol', 'narrowSymbol', 'code', 'name'], 'symbol');
+      o.currencySign = option('NumberFormat', opts, 'currencySign', ['standard', 'accounting'], 'standard');
     }
     if (o.style === 'unit') {
       if (opts.unit === undefined) throw new TypeError('Unit is required with unit style.');
       o.unit = String(opts.unit);
       if (!UNITS[o.unit]) throw new RangeError('Invalid unit argument for Intl.NumberFormat() \'' + o.unit + '\'');
-      o.unitDisplay = option.call('NumberFormat', opts, 'unitDisplay', ['short', 'narrow', 'long'], 'short');
+      o.unitDisplay = option('NumberFormat', opts, 'unitDisplay', ['short', 'narrow', 'long'], 'short');
     }
     const minorDigits = o.style === 'currency' ? ((CURRENCIES[o.currency] || [])[3] ?? 2) : 0;
     o.minimumIntegerDigits = digitsOption(opts, 'minimumIntegerDigits', 1, 21, 1);
-    o.notation = option.call('NumberFormat', opts, 'notation', ['standard', 'scientific', 'engineering', 'compact'], 'standard');
-    if (o.notation === 'compact') o.compactDisplay = option.call('NumberFormat', opts, 'compactDisplay', ['short', 'long'], 'short');
+    o.notation = option('NumberFormat', opts, 'notation', ['standard', 'scientific', 'engineering', 'compact'], 'standard');
+    if (o.notation === 'compact') o.compactDisplay = option('NumberFormat', opts, 'compactDisplay', ['short', 'long'], 'short');
     const sig = opts.minimumSignificantDigits !== undefined || opts.maximumSignificantDigits !== undefined;
     const frac = opts.minimumFractionDigits !== undefined || opts.maximumFractionDigits !== undefined;
     if (sig) {
@@ -196,11 +203,10 @@ class NumberFormat {
       o.maximumSignificantDigits = digitsOption(opts, 'maximumSignificantDigits', o.minimumSignificantDigits, 21, 21);
     } else {
       const defMin = o.notation === 'compact' ? 0 : minorDigits;
-      const defMax = o.notation === 'compact' ? 0 : o.style === 'currency' ? Math.max(minorDigits, defMin) : o.style === 'percent' ? 0 : 3;
+      const defMax = o.notation === 'compact' ? 0 : o.style === 'currency' ? minorDigits : o.style === 'percent' ? 0 : 3;
       let min = digitsOption(opts, 'minimumFractionDigits', 0, 20, undefined);
       let max = digitsOption(opts, 'maximumFractionDigits', 0, 20, undefined);
       if (min === undefined) min = Math.min(defMin, max ?? defMin);
-      else if (max === undefined) max = Math.max(defMax, min);
       if (max === undefined) max = Math.max(defMax, min);
       if (min > max) throw new RangeError('maximumFractionDigits value is out of range.');
       o.minimumFractionDigits = min;
@@ -210,15 +216,11 @@ class NumberFormat {
     const grouping = opts.useGrouping;
     o.useGrouping = grouping === undefined ? (o.notation === 'compact' ? 'min2' : 'auto') : grouping === false || grouping === 'false' ? false : grouping === true || grouping === 'true' ? 'always' : String(grouping);
     if (![false, 'auto', 'always', 'min2'].includes(o.useGrouping)) throw new RangeError('Value ' + grouping + ' out of range for Intl.NumberFormat options property useGrouping');
-    o.signDisplay = option.call('NumberFormat', opts, 'signDisplay', ['auto', 'never', 'always', 'exceptZero', 'negative'], 'auto');
-    o.roundingMode = option.call('NumberFormat', opts, 'roundingMode', ['ceil', 'floor', 'expand', 'trunc', 'halfCeil', 'halfFloor', 'halfExpand', 'halfTrunc', 'halfEven'], 'halfExpand');
+    o.signDisplay = option('NumberFormat', opts, 'signDisplay', ['auto', 'never', 'always', 'exceptZero', 'negative'], 'auto');
+    o.roundingMode = option('NumberFormat', opts, 'roundingMode', ['ceil', 'floor', 'expand', 'trunc', 'halfCeil', 'halfFloor', 'halfExpand', 'halfTrunc', 'halfEven'], 'halfExpand');
     this.#o = o;
   }
-  get format() {
-    const fmt = (value) => this.formatToParts(value).map((p) => p.value).join('');
-    define(this, 'format', fmt);
-    return fmt;
-  }
+  get format() { return boundFormat(this); }
   formatToParts(value) {
     const o = this.#o;
     const n = typeof value === 'bigint' ? value : typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) && Math.abs(Number(value)) > 2 ** 53 ? BigInt(value) : Number(value);
@@ -242,13 +244,14 @@ class NumberFormat {
     if (neg && !(s === 'never') && !(zero && (s === 'exceptZero' || s === 'negative'))) sign = '-';
     else if (!neg && (s === 'always' || (s === 'exceptZero' && !zero && !(typeof n === 'number' && Number.isNaN(n))))) sign = '+';
     const accounting = o.style === 'currency' && o.currencySign === 'accounting' && sign === '-';
+    /* exactly 1 with no fraction shown: a currency's or a unit's name in the singular */
+    const one = d !== null && d.ds === '1' && d.e === 0 && !body.some((p) => p.type === 'fraction');
     if (accounting) push('literal', '(');
     else if (sign) push(sign === '-' ? 'minusSign' : 'plusSign', sign);
     if (o.style === 'currency') {
       const c = CURRENCIES[o.currency];
       if (o.currencyDisplay === 'name') {
         parts.push(...body);
-        const one = d !== null && d.ds === '1' && d.e === 0 && !body.some((p) => p.type === 'fraction');
         push('literal', ' ');
         push('currency', c ? c[one ? 1 : 2] : o.currency);
       } else {
@@ -262,7 +265,6 @@ class NumberFormat {
       if (o.style === 'percent') push('percentSign', '%');
       if (o.style === 'unit') {
         const u = UNITS[o.unit];
-        const one = d !== null && d.ds === '1' && d.e === 0 && !body.some((p) => p.type === 'fraction');
         if (o.unitDisplay === 'long') { push('literal', ' '); push('unit', one ? u[1] : u[2]); }
         else if (o.unitDisplay === 'narrow') push('unit', u[3]);
         else {
@@ -401,17 +403,17 @@ class DateTimeFormat {
     o.timeZone = known ? known[0] : zone.toUpperCase() === 'UTC' ? 'UTC' : zone;
     this.#zone = known || null;
     const hour12 = opts.hour12;
-    const cycle = option.call('DateTimeFormat', opts, 'hourCycle', ['h11', 'h12', 'h23', 'h24'], undefined);
+    const cycle = option('DateTimeFormat', opts, 'hourCycle', ['h11', 'h12', 'h23', 'h24'], undefined);
     o.hourCycle = hour12 !== undefined ? (hour12 ? 'h12' : 'h24') : cycle ?? 'h12';
-    const dateStyle = option.call('DateTimeFormat', opts, 'dateStyle', STYLES, undefined);
-    const timeStyle = option.call('DateTimeFormat', opts, 'timeStyle', STYLES, undefined);
+    const dateStyle = option('DateTimeFormat', opts, 'dateStyle', STYLES, undefined);
+    const timeStyle = option('DateTimeFormat', opts, 'timeStyle', STYLES, undefined);
     const fields = {};
     const allowed = { weekday: ['narrow', 'short', 'long'], era: ['narrow', 'short', 'long'], year: ['numeric', '2-digit'], month: ['numeric', '2-digit', 'narrow', 'short', 'long'],
       day: ['numeric', '2-digit'], dayPeriod: ['narrow', 'short', 'long'], hour: ['numeric', '2-digit'], minute: ['numeric', '2-digit'], second: ['numeric', '2-digit'],
       timeZoneName: ['short', 'long', 'shortOffset', 'longOffset', 'shortGeneric', 'longGeneric'] };
     for (const f of FIELDS) {
       if (f === 'fractionalSecondDigits') { const v = digitsOption(opts, f, 1, 3, undefined); if (v !== undefined) fields[f] = v; continue; }
-      const v = option.call('DateTimeFormat', opts, f, allowed[f], undefined);
+      const v = option('DateTimeFormat', opts, f, allowed[f], undefined);
       if (v !== undefined) fields[f] = v;
     }
     if ((dateStyle || timeStyle) && Object.keys(fields).length) throw new TypeError("Can't set option " + Object.keys(fields)[0] + ' when ' + (dateStyle ? 'dateStyle' : 'timeStyle') + ' is used');
@@ -429,11 +431,7 @@ class DateTimeFormat {
     }
     this.#o = Object.assign(o, fields);
   }
-  get format() {
-    const fmt = (date) => this.formatToParts(date).map((p) => p.value).join('');
-    define(this, 'format', fmt);
-    return fmt;
-  }
+  get format() { return boundFormat(this); }
   formatToParts(when) {
     const o = this.#o;
     const t = when === undefined ? Date.now() : Number(when instanceof Date ? when.getTime() : when);
@@ -547,9 +545,9 @@ class Collator {
   constructor(locales, options) {
     checkLocales(locales);
     const opts = toOptions(options);
-    const usage = option.call('Collator', opts, 'usage', ['sort', 'search'], 'sort');
-    const sensitivity = option.call('Collator', opts, 'sensitivity', ['base', 'accent', 'case', 'variant'], 'variant');
-    const caseFirst = option.call('Collator', opts, 'caseFirst', ['upper', 'lower', 'false'], 'false');
+    const usage = option('Collator', opts, 'usage', ['sort', 'search'], 'sort');
+    const sensitivity = option('Collator', opts, 'sensitivity', ['base', 'accent', 'case', 'variant'], 'variant');
+    const caseFirst = option('Collator', opts, 'caseFirst', ['upper', 'lower', 'false'], 'false');
     this.#o = { locale: LOCALE, usage, sensitivity, ignorePunctuation: !!opts.ignorePunctuation, collation: 'default', numeric: !!opts.numeric, caseFirst };
   }
   get compare() {
@@ -576,7 +574,7 @@ class PluralRules {
   constructor(locales, options) {
     checkLocales(locales);
     const opts = toOptions(options);
-    this.#o = { locale: LOCALE, type: option.call('PluralRules', opts, 'type', ['cardinal', 'ordinal'], 'cardinal') };
+    this.#o = { locale: LOCALE, type: option('PluralRules', opts, 'type', ['cardinal', 'ordinal'], 'cardinal') };
     this.#o.fmt = new NumberFormat(LOCALE, opts.minimumFractionDigits !== undefined || opts.maximumFractionDigits !== undefined ? { minimumFractionDigits: opts.minimumFractionDigits, maximumFractionDigits: opts.maximumFractionDigits } : {});
   }
   select(n) {
@@ -600,7 +598,7 @@ class ListFormat {
   constructor(locales, options) {
     checkLocales(locales);
     const opts = toOptions(options);
-    this.#o = { locale: LOCALE, type: option.call('ListFormat', opts, 'type', ['conjunction', 'disjunction', 'unit'], 'conjunction'), style: option.call('ListFormat', opts, 'style', ['long', 'short', 'narrow'], 'long') };
+    this.#o = { locale: LOCALE, type: option('ListFormat', opts, 'type', ['conjunction', 'disjunction', 'unit'], 'conjunction'), style: option('ListFormat', opts, 'style', ['long', 'short', 'narrow'], 'long') };
   }
   format(list) {
     const items = Array.from(list === undefined ? [] : list, (v) => { if (typeof v !== 'string') throw new TypeError('Iterable yielded ' + v + ' which is not a string'); return v; });
@@ -632,7 +630,7 @@ class RelativeTimeFormat {
   constructor(locales, options) {
     checkLocales(locales);
     const opts = toOptions(options);
-    this.#o = { locale: LOCALE, style: option.call('RelativeTimeFormat', opts, 'style', ['long', 'short', 'narrow'], 'long'), numeric: option.call('RelativeTimeFormat', opts, 'numeric', ['always', 'auto'], 'always'), numberingSystem: 'latn' };
+    this.#o = { locale: LOCALE, style: option('RelativeTimeFormat', opts, 'style', ['long', 'short', 'narrow'], 'long'), numeric: option('RelativeTimeFormat', opts, 'numeric', ['always', 'auto'], 'always'), numberingSystem: 'latn' };
   }
   format(value, unit) {
     const v = Number(value);
