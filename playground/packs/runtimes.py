@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="46d06c848f10d6b5bde5dfbc54c09a9415e04294bfa07ee021e43623f48002e5",
-    size=1225112,
+    sha256="01c586150e2bb50518b05bd0c00a4f7fc162842de27f0625bd8930026295ec48",
+    size=1225096,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 
