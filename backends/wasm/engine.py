@@ -42,7 +42,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -108,6 +108,7 @@ class WasmEngine:
         self._active = 0
         self._wake = threading.Condition(self._lock)
         self._ticker: threading.Thread | None = None
+        self._tick_hooks: tuple[Callable[[], None], ...] = ()
 
     # -- per-store wiring ------------------------------------------------------------
 
@@ -173,13 +174,30 @@ class WasmEngine:
         """Undo ``release_ticker``: the store runs wasm again. Any thread."""
         self._activate()
 
+    def on_tick(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` on the ticker thread after each tick, that is every ``TICK`` while any run is active.
+
+        For periodic work that only matters while a guest runs (a worker
+        process's output batches, ``procworker``): it rides on the wake the
+        ticker takes anyway, where a thread of its own woke once or twice
+        per short run. ``hook`` must be quick and must not raise.
+        """
+        with self._lock:
+            self._tick_hooks = (*self._tick_hooks, hook)
+
     def _tick(self) -> None:
         increment = self.engine.increment_epoch
         while True:
             with self._lock:
                 while self._active == 0:
                     self._wake.wait()
+                hooks = self._tick_hooks
             increment()
+            for hook in hooks:
+                try:
+                    hook()
+                except Exception:
+                    log.exception("tick hook failed")
             time.sleep(TICK)
 
     @property

@@ -163,7 +163,7 @@ async def test_workers_run_as_batch_work_and_this_process_does_not(pooled: tuple
     assert len(pids) == 2
     for pid in pids:
         threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
-        assert len(threads) >= 3  # the main thread, the cancel watcher, the output pump, the epoch ticker
+        assert len(threads) >= 2  # the main thread, the cancel watcher (and the epoch ticker once it ran a guest)
         assert {os.sched_getscheduler(tid) for tid in threads} == {os.SCHED_BATCH}
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
@@ -293,6 +293,23 @@ async def test_output_streams_from_a_worker_as_it_comes(pooled: tuple[Sandbox, P
     assert result.stdout == b"first\nsecond\n"
     assert [data for _, data in seen] == [b"first\n", b"second\n"]
     assert seen[1][0] - seen[0][0] > 0.3  # the first line came before the sleep, not with the rest
+
+
+async def test_output_batched_in_a_worker_goes_out_while_the_guest_sleeps(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    """Lines written in quick succession wait for the next tick, not for the next write or the run's end."""
+    sb, pool = pooled
+    seen: list[tuple[float, bytes]] = []
+    lines = "".join(f"print({n}, flush=True)\n" for n in range(5))
+    code = f"import time\ntime.sleep(0.05)\n{lines}time.sleep(0.6)\nprint('last')"
+    run = sb.run(Spec(lang="python", code=code), on_output=lambda _s, data: seen.append((time.monotonic(), data)))
+    result = await _overlapping(sb, pool, run)
+    assert result.stdout == b"0\n1\n2\n3\n4\nlast\n"
+    assert b"".join(data for _, data in seen) == result.stdout
+    before_sleep = [at for at, data in seen if b"4" in data]
+    last = [at for at, data in seen if b"last" in data]
+    assert len(before_sleep) == 1 and len(last) == 1
+    assert last[0] - before_sleep[0] > 0.4  # the batch went on a tick during the sleep
+    assert len(seen) < 6  # and the quick lines went together, not one message each
 
 
 async def test_limits_hold_in_a_worker(pooled: tuple[Sandbox, ProcessPool]) -> None:
