@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="01c586150e2bb50518b05bd0c00a4f7fc162842de27f0625bd8930026295ec48",
-    size=1225096,
+    sha256="259f567009687f0f6cca338cb1f3df26e2b5226f64cb99d56d27a32eff5611d4",
+    size=1230104,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

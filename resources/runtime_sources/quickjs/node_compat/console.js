@@ -2,7 +2,7 @@
    first use). */
 (function (x) {
 'use strict';
-const { g, define, format, show } = x;
+const { g, define, format, show, inspectWith } = x;
 const console = g.console, process = g.process;
 let depth = 0, wrapped = false;
 const indented = (text) => depth ? text.replace(/^(?=.)/gm, '  '.repeat(depth)) : text;
@@ -14,7 +14,7 @@ function wrap() {
     const plain = console[name];
     define(console, name, (...args) => {
       if (!depth) return plain(...args);
-      const text = name === 'dir' ? show(args[0]) + '\n' : format(args);
+      const text = name === 'dir' ? inspectWith(args[0], args[1]) + '\n' : format(args);
       (stream === 1 ? process.stdout : process.stderr).write(indented(text));
     });
   }

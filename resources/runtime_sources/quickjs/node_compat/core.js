@@ -36,6 +36,17 @@ function str(v, name) {
   return v;
 }
 const show = (v) => inspect(v, 0, [], false);
+/* util.inspect's and console.dir's ``depth`` option: the levels of nesting shown (2 by default). As in Node, a
+   depth given as null, undefined or not a number shows all; one given in util.inspect's old (value, showHidden,
+   depth) form (``options`` a number, null or undefined here) shows all for null only. The printer shows an
+   object while its own depth is at most 2, so starting deeper or shallower shows fewer or more levels. */
+function inspectWith(v, options) {
+  let levels = 2;
+  if (options !== null && typeof options === 'object') {
+    if ('depth' in options) levels = options.depth === null ? Infinity : Number(options.depth);
+  } else if (options !== undefined) levels = options === null ? Infinity : Number(options);
+  return inspect(v, 2 - (Number.isNaN(levels) ? Infinity : levels), [], false);
+}
 const CUSTOM = Symbol.for('nodejs.util.inspect.custom');
 const HEX = '0123456789abcdef';
 /* A file of ours (path.js ...), compiled and run on first use, under the name a stack trace shows. */
@@ -44,7 +55,7 @@ function part(file) {
   if (!loaded.has(file)) loaded.set(file, native.compile(sources[file], '<node:' + file + '>')(x));
   return loaded.get(file);
 }
-const x = { g, define, lazy, typeError, str, describe, inspect, format, show, CUSTOM, HEX, native, load: part };
+const x = { g, define, lazy, typeError, str, describe, inspect, inspectWith, format, show, CUSTOM, HEX, native, load: part };
 const P = () => part('path').path;
 /* A module of ours under its name and 'node:' + its name: ``make`` runs on first require (or import). */
 function provide(name, make) {
@@ -155,7 +166,8 @@ function makeStdin() {
 }
 lazy(process, 'stdin', makeStdin);
 
-/* ---- console: timers, counters, groups and tables (node_compat/console.js, made on first use) ---- */
+/* ---- console: dir with its options; timers, counters, groups and tables (node_compat/console.js, made on first use) ---- */
+define(g.console, 'dir', (v, options) => g.console.log(inspectWith(v, options)));
 for (const name of ['time', 'timeEnd', 'timeLog', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'table'])
   lazy(g.console, name, () => part('console')[name]);
 
@@ -247,12 +259,18 @@ provide('os', () => ({
   totalmem: () => 2 ** 32, freemem: () => 2 ** 32, loadavg: () => [0, 0, 0], uptime: () => Math.floor(Date.now() / 1000) % 86400,
   networkInterfaces: () => ({}), userInfo: () => ({ uid: -1, gid: -1, username: 'user', homedir: native.env.HOME || '/', shell: null }),
 }));
+/* util.promisify(setTimeout) and util.promisify(setImmediate) resolve with their value, as Node's do. */
+const PROMISIFY = Symbol.for('nodejs.util.promisify.custom');
+const sleep = (ms, value) => new Promise((resolve) => g.setTimeout(() => resolve(value), ms));
+const nextTurn = (value) => new Promise((resolve) => g.setImmediate(() => resolve(value)));
+define(g.setTimeout, PROMISIFY, sleep);
+define(g.setImmediate, PROMISIFY, nextTurn);
 provide('timers', () => ({ setTimeout: g.setTimeout, clearTimeout: g.clearTimeout, setInterval: g.setInterval, clearInterval: g.clearInterval, setImmediate: g.setImmediate, clearImmediate: g.clearImmediate }));
 provide('timers/promises', () => ({
-  setTimeout: (ms, value) => new Promise((resolve) => g.setTimeout(() => resolve(value), ms)),
-  setImmediate: (value) => new Promise((resolve) => g.setImmediate(() => resolve(value))),
-  async *setInterval(ms, value) { for (;;) { await new Promise((resolve) => g.setTimeout(resolve, ms)); yield value; } },
-  scheduler: { wait: (ms) => new Promise((resolve) => g.setTimeout(resolve, ms)), yield: () => Promise.resolve() },
+  setTimeout: sleep,
+  setImmediate: nextTurn,
+  async *setInterval(ms, value) { for (;;) { await sleep(ms); yield value; } },
+  scheduler: { wait: (ms) => sleep(ms), yield: () => Promise.resolve() },
 }));
 
 /* ---- ES modules: import x from 'path' (driver.c's module loader asks) ---- */

@@ -1,7 +1,7 @@
 /* util (node_compat/core.js loads this file on first use). */
 (function (x) {
 'use strict';
-const { g, define, lazy, typeError, str, describe, inspect, format, show, CUSTOM, HEX, native, load } = x;
+const { g, define, lazy, typeError, str, describe, inspectWith, format, show, CUSTOM, HEX, native, load } = x;
 /* ---- deep equality (assert, util.isDeepStrictEqual) ---- */
 function deepEqual(a, b, strict, memo) {
   if (strict ? Object.is(a, b) : (a == b || (a !== a && b !== b))) return true;
@@ -54,7 +54,8 @@ promisify.custom = Symbol.for('nodejs.util.promisify.custom');
 const isObj = (tag) => (v) => Object.prototype.toString.call(v) === '[object ' + tag + ']';
 const util = {
   format: (...args) => format(args).slice(0, -1),
-  inspect: Object.assign((v, options) => inspect(v, 0, [], false), { custom: CUSTOM, defaultOptions: {} }),
+  inspect: Object.assign((v, options, ...old) => inspectWith(v, typeof options === 'boolean' ? old[0] : options || {}),
+    { custom: CUSTOM, defaultOptions: {} }),
   promisify,
   callbackify: (fn) => function (...args) { const done = args.pop(); fn.apply(this, args).then((v) => done(null, v), (e) => done(e)); },
   inherits(ctor, superCtor) { Object.setPrototypeOf(ctor.prototype, superCtor.prototype); Object.setPrototypeOf(ctor, superCtor); define(ctor, 'super_', superCtor); },
