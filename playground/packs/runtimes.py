@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="259f567009687f0f6cca338cb1f3df26e2b5226f64cb99d56d27a32eff5611d4",
-    size=1230104,
+    sha256="5d035f260bea8e8b329d5a5ea7e3b57e26da23ebd875f19eb047d115c79921bb",
+    size=1243592,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -57,6 +57,13 @@ _READING_STDIN: Final = [
         b"3 4\nLINE TWO\n",
     ),
     (
+        "stdin-readfilesync.js",  # competitive programming's way: all of stdin as a Buffer, then its text
+        "const lines = require('fs').readFileSync(0).toString().trim().split('\\n');\n"
+        "const [a, b] = lines[0].split(' ').map(Number);\n"
+        "console.log(a * b, lines.length, Buffer.isBuffer(require('fs').readFileSync('/dev/stdin')));\n",
+        b"12 2 true\n",
+    ),
+    (
         "stdin-pipe.js",
         "process.stdin.pipe(process.stdout);\nprocess.stdin.on('end', () => console.log('[end]'));\n",
         b"3 4\nline two\n[end]\n",

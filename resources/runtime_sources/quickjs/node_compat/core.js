@@ -110,61 +110,99 @@ for (const name of ['on', 'addListener', 'once', 'prependListener', 'prependOnce
   define(process, name, (...args) => emitter()[name].apply(process, args));
 define(process, 'emit', (...args) => Object.prototype.hasOwnProperty.call(process, '_events') ? emitter().emit.apply(process, args) : false);
 
-/* process.stdin: a readable stream of all of stdin, as Node's is when stdin is a pipe or a file (what a
-   sandbox run's stdin is): the program that listens for 'data' (or 'readable', or iterates it, or resumes or
-   pipes it) gets all of it in one chunk (a string once setEncoding was called, else a Buffer), then 'end'
-   and 'close'. The read happens in a macrotask after the listener is added, as Node's first chunk comes
-   on a later turn of its loop: the whole program's synchronous part has run by then. */
-function makeStdin() {
-  const EventEmitter = part('events').events;
-  const stdin = new EventEmitter();
-  let encoding = null, flowing = false, started = false, chunk, ended = false;
+/* A readable stream of what ``read()`` gives (bytes), made on ``stream`` (an EventEmitter): the program that
+   listens for 'data' (or 'readable', or iterates it, or resumes or pipes it) gets it in chunks of ``size``
+   bytes (strings once setEncoding was called, else Buffers), then 'end' and 'close'. The read happens in a
+   macrotask after the listener is added, as Node's first chunk comes on a later turn of its loop: the whole
+   program's synchronous part has run by then. process.stdin is one over all of stdin in one chunk, as Node's
+   is when stdin is a pipe or a file (what a sandbox run's stdin is); fs.createReadStream's, over a file. */
+function readable(stream, read, size) {
+  let decoder = null, flowing = false, started = false, chunks, ended = false;
   const take = () => {
-    if (chunk === undefined) {
-      const bytes = native.readStdin();
-      chunk = encoding ? g.Buffer.from(bytes).toString(encoding) : g.Buffer.from(bytes);
+    if (chunks === undefined) {
+      const bytes = g.Buffer.from(read());
+      chunks = [];
+      for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
     }
-    return chunk;
+    return chunks;
   };
+  const text = (bytes) => decoder ? decoder.write(bytes) : bytes;
   const finish = () => {
     if (ended) return;
     ended = true;
-    stdin.readableEnded = true;
-    stdin.emit('end');
-    stdin.emit('close');
+    stream.readableEnded = true;
+    stream.emit('end');
+    stream.emit('close');
+  };
+  const flow = () => {
+    while (flowing && chunks.length) { const data = text(chunks.shift()); if (data.length) stream.emit('data', data); }
+    if (!chunks.length) finish();
   };
   const start = () => {
     if (started) return;
     started = true;
     g.setImmediate(() => {
-      let data;
-      try { data = take(); } catch (e) { if (stdin.listenerCount('error')) { stdin.emit('error', e); return; } throw e; }
-      if (flowing) { if (data.length) stdin.emit('data', data); chunk = null; finish(); }
-      else { stdin.emit('readable'); if (chunk === null) finish(); }
+      try { take(); } catch (e) { if (stream.listenerCount('error')) { stream.emit('error', e); return; } throw e; }
+      if (flowing) flow();
+      else { stream.emit('readable'); if (!chunks.length) finish(); }
     });
   };
-  Object.assign(stdin, { fd: 0, isTTY: undefined, readable: true, readableEnded: false });
-  define(stdin, 'setEncoding', (enc) => { encoding = enc === undefined ? 'utf8' : String(enc); return stdin; });
-  define(stdin, 'resume', () => { flowing = true; start(); return stdin; });
-  define(stdin, 'pause', () => { flowing = false; return stdin; });
-  define(stdin, 'isPaused', () => !flowing);
-  define(stdin, 'read', () => { if (chunk === null) return null; const data = take(); chunk = null; if (started) g.setImmediate(finish); return data.length ? data : null; });
-  define(stdin, 'pipe', (dest, opts) => {
-    stdin.on('data', (data) => dest.write(data));
-    if (!opts || opts.end !== false) stdin.on('end', () => { if (typeof dest.end === 'function' && dest !== process.stdout && dest !== process.stderr) dest.end(); });
+  const rest = () => { const data = g.Buffer.concat(take().splice(0)); return decoder ? decoder.write(data) : data; };
+  define(stream, 'setEncoding', (enc) => { decoder = new (part('buffer').string_decoder.StringDecoder)(enc === undefined ? 'utf8' : String(enc)); return stream; });
+  define(stream, 'resume', () => { flowing = true; if (started && chunks !== undefined) g.setImmediate(flow); else start(); return stream; });
+  define(stream, 'pause', () => { flowing = false; return stream; });
+  define(stream, 'isPaused', () => !flowing);
+  define(stream, 'read', () => { if (ended || (chunks !== undefined && !chunks.length)) return null; const data = rest(); if (started) g.setImmediate(finish); return data.length ? data : null; });
+  define(stream, 'pipe', (dest, opts) => {
+    stream.on('data', (data) => dest.write(data));
+    if (!opts || opts.end !== false) stream.on('end', () => { if (typeof dest.end === 'function' && dest !== process.stdout && dest !== process.stderr) dest.end(); });
     return dest;
   });
-  define(stdin, 'unref', () => stdin);
-  define(stdin, 'ref', () => stdin);
-  define(stdin, 'destroy', () => { chunk = null; finish(); return stdin; });
-  define(stdin, Symbol.asyncIterator, async function* () { const data = take(); chunk = null; if (data.length) yield data; finish(); });
-  stdin.on('newListener', (event) => {
+  define(stream, 'unref', () => stream);
+  define(stream, 'ref', () => stream);
+  define(stream, 'destroy', () => { chunks = []; finish(); return stream; });
+  define(stream, Symbol.asyncIterator, async function* () { for (const chunk of take().splice(0)) { const data = text(chunk); if (data.length) yield data; } finish(); });
+  stream.on('newListener', (event) => {
     if (event === 'data') { flowing = true; start(); }
     else if (event === 'readable') start();
   });
-  return stdin;
+  return stream;
+}
+x.readable = readable;
+function makeStdin() {
+  const stdin = new (part('events').events)();
+  Object.assign(stdin, { fd: 0, isTTY: undefined, readable: true, readableEnded: false });
+  return readable(stdin, () => native.readStdin(), Infinity);
 }
 lazy(process, 'stdin', makeStdin);
+
+/* ---- fs: the callback API, streams and the rest (node_compat/fs.js, made on first use); readline over a file
+   stream. Shown among fs's names (enumerable), so that import { readFile } from 'fs' finds them. ---- */
+const shown = (o, name, make) => Object.defineProperty(o, name, {
+  configurable: true, enumerable: true,
+  get() { const v = make(); Object.defineProperty(o, name, { value: v, writable: true, configurable: true, enumerable: true }); return v; },
+  set(v) { Object.defineProperty(o, name, { value: v, writable: true, configurable: true, enumerable: true }); },
+});
+for (const name of ['accessSync', 'realpathSync', 'mkdtempSync', 'truncateSync', 'chmodSync', 'chownSync', 'utimesSync', 'openSync',
+  'readSync', 'writeSync', 'closeSync', 'fstatSync', 'readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'rm', 'unlink',
+  'rename', 'copyFile', 'stat', 'lstat', 'symlink', 'readlink', 'access', 'realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes',
+  'open', 'close', 'fstat', 'exists', 'createReadStream', 'createWriteStream', 'constants'])
+  shown(g.fs, name, () => part('fs').fs[name]);
+for (const name of ['realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes']) shown(g.fs.promises, name, () => part('fs').promises[name]);
+/* fs.readFileSync without an encoding gives a Buffer, as Node's does (the node layer's gives a Uint8Array of the
+   bytes): readFileSync(0).toString() must be the text, not the bytes' numbers joined by commas. */
+const readBytes = g.fs.readFileSync;
+g.fs.readFileSync = (path, options) => {
+  const data = readBytes(path, options);
+  return typeof data === 'string' ? data : g.Buffer.from(data.buffer, data.byteOffset, data.length);
+};
+const FILE_STREAM = Symbol.for('playground.fileStream');
+for (const name of ['readline', 'readline/promises']) {
+  const plain = modules[name].createInterface;
+  modules[name].createInterface = (options, ...rest) =>
+    options !== null && typeof options === 'object' && options.input !== null && typeof options.input === 'object' && FILE_STREAM in options.input
+      ? part('fs').lineReader(options.input) : plain(options, ...rest);
+}
 
 /* ---- console: dir with its options; timers, counters, groups and tables (node_compat/console.js, made on first use) ---- */
 define(g.console, 'dir', (v, options) => g.console.log(inspectWith(v, options)));
