@@ -17,6 +17,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
@@ -352,6 +353,81 @@ async def test_cancelling_a_run_in_a_worker_stops_it(pooled: tuple[Sandbox, Proc
     assert await _overlapping(sb, pool, cancelled()) < 1.0
     again = await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('next')")))
     assert again.stdout == b"next\n"
+
+
+async def test_a_loop_keeps_watching_a_workers_pipe_only_between_its_own_runs(
+    pooled: tuple[Sandbox, ProcessPool],
+) -> None:
+    """After a job the loop keeps its watch on the worker's pipe for the next one (no add_reader per run),
+    and lets go of it ``_LINGER`` later: an idle pool holds no loop's selector."""
+    sb, pool = pooled
+    loop = asyncio.get_running_loop()
+    await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print(1)")))
+    watching = [p for p in pool._procs if loop in p.holders]
+    assert watching and all(p.loop is loop for p in watching)
+    await asyncio.sleep(procpool._LINGER * 3)
+    assert all(not p.holders and p.loop is None for p in pool._procs)
+    assert all(not loop.remove_reader(p.out) for p in watching)  # nothing left in the selector
+
+
+async def test_runs_from_two_event_loops_share_the_workers(pooled: tuple[Sandbox, ProcessPool]) -> None:
+    """A loop in another thread takes over a worker this loop still watches: this loop lets go on its own
+    thread, and both loops' runs come back whole, back and forth."""
+    sb, pool = pooled
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+
+    async def both(tag: str) -> list[bytes]:  # two runs at once, so one goes to a worker
+        got = await asyncio.gather(*(sb.run(Spec(lang="python", code=f"print('{tag}', {n})")) for n in range(2)))
+        return [r.stdout for r in got]
+
+    try:
+        for round_ in range(3):
+            before = pool.dispatched
+            assert await both(f"here{round_}") == [f"here{round_} {n}\n".encode() for n in range(2)]
+            there = asyncio.run_coroutine_threadsafe(both(f"there{round_}"), other).result(timeout=30)
+            assert there == [f"there{round_} {n}\n".encode() for n in range(2)]
+            assert pool.dispatched >= before + 2
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join(timeout=5)
+        other.close()
+    assert (await sb.run(Spec(lang="python", code="print('after')"))).stdout == b"after\n"
+
+
+async def test_a_worker_that_dies_while_its_pipe_is_watched_idle_is_replaced(
+    pooled: tuple[Sandbox, ProcessPool],
+) -> None:
+    """Killed right after a job, while the loop still watches its pipe: the loop reads the end, lets go and
+    closes the pipe, and later runs go to a new worker (a stale watch would make them all stay here)."""
+    sb, pool = pooled
+    loop = asyncio.get_running_loop()
+    await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print(1)")))
+    victims = [p for p in pool._procs if loop in p.holders]
+    assert victims
+    for proc in victims:
+        os.kill(proc.proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not all(p.dead and p.out < 0 and not p.holders for p in victims):
+        assert time.monotonic() < deadline, "the dead worker's pipe was never let go and closed"
+        await asyncio.sleep(0.02)
+    deadline = time.monotonic() + 60
+    while pool.ready() < 2 or pool.loads_pending():  # overlapping runs start a replacement, which loads
+        assert (await _alongside_a_slow_run(sb, Spec(lang="python", code="print('again')"))).stdout == b"again\n"
+        assert time.monotonic() < deadline, "no replacement worker got ready"
+    assert (await _overlapping(sb, pool, sb.run(Spec(lang="python", code="print('again')")))).stdout == b"again\n"
+
+
+async def _alongside_a_slow_run(sb: Sandbox, spec: Spec) -> Result:
+    """``spec`` run while a slow run is in flight here (in a worker if one is ready, else here)."""
+    slow = asyncio.create_task(sb.run(SLOW))
+    await asyncio.sleep(0.2)
+    try:
+        return await sb.run(spec)
+    finally:
+        slow.cancel()
+        await asyncio.gather(slow, return_exceptions=True)
 
 
 async def test_a_worker_that_dies_fails_only_its_run_and_is_replaced(pooled: tuple[Sandbox, ProcessPool]) -> None:
