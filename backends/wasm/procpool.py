@@ -96,6 +96,7 @@ from playground.core import errors, handoff
 from playground.core.attempts import Attempt
 from playground.core.backend import Request
 from playground.core.errors import OutputLimitExceeded
+from playground.core.output import Stream
 from playground.core.pack import Pack, WasmSpec
 from playground.core.result import Outcome
 from playground.core.vfs import TreeReport
@@ -511,12 +512,7 @@ class ProcessPool:
         job = current[1]
         request = job.request
         if kind == "output":
-            try:
-                request.output.write(message[2], message[3])
-            except OutputLimitExceeded:
-                pass  # the worker's own capture has the same cap and stops the guest
-            except Exception:  # the caller's listener: its failure is not the worker's
-                log.exception("output listener failed")
+            _write_output(request, message[2], message[3])
         elif kind == "progress":
             if request.progress is not None:
                 try:
@@ -524,11 +520,13 @@ class ProcessPool:
                 except Exception:
                     log.exception("progress callback failed")
         elif kind in ("done", "failed"):
-            tree: TreeReport | None = message[-3]  # None: the worker could not send it (``procworker._answer``)
-            attempts: tuple[Attempt, ...] = message[-2]
+            for stream, data in message[-1]:  # the output the worker had not sent yet
+                _write_output(request, stream, data)
+            tree: TreeReport | None = message[-4]  # None: the worker could not send it (``procworker._answer``)
+            attempts: tuple[Attempt, ...] = message[-3]
             if tree is not None:
                 request.vfs.adopt_report(tree)
-            request.attempts.merge(attempts, dropped=message[-1])
+            request.attempts.merge(attempts, dropped=message[-2])
             with self._lock:
                 proc.job = None  # free once its loop stops reading it (``run``'s ``_release``)
             if kind == "done":
@@ -675,6 +673,15 @@ def _error(name: str, message: str, outcome: Outcome | None) -> BaseException:
     if issubclass(cls, errors.LimitExceeded):
         return cls(message, outcome=outcome)
     return cls(message)
+
+
+def _write_output(request: Request, stream: Stream, data: bytes) -> None:
+    try:
+        request.output.write(stream, data)
+    except OutputLimitExceeded:
+        pass  # the worker's own capture has the same cap and stops the guest
+    except Exception:  # the caller's listener: its failure is not the worker's
+        log.exception("output listener failed")
 
 
 def _close_out(proc: _Process) -> None:

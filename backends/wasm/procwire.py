@@ -14,9 +14,10 @@ parent -> worker
 worker -> parent
     ``("ready",)`` once it has started; ``("loaded", key, start)``;
     ``("output", job, stream, bytes)``, ``("progress", job, text, fraction)``;
-    ``("done", job, outcome, tree, attempts, dropped)``;
-    ``("failed", job, error_name, message, outcome, tree, attempts, dropped)`` (``tree``: the
-    worker's ``VFS.report``; None: the worker could not send it, and the parent keeps its own tree).
+    ``("done", job, outcome, tree, attempts, dropped, output)``;
+    ``("failed", job, error_name, message, outcome, tree, attempts, dropped, output)`` (``tree``: the
+    worker's ``VFS.report``; None: the worker could not send it, and the parent keeps its own tree;
+    ``output``: the ``(stream, bytes)`` chunks not sent yet, which come before the answer).
 
 A run whose tree is the empty standard layout for its limits
 (``VFS.is_empty_for``: no files given, no packages) sends ``EMPTY_TREE``

@@ -127,17 +127,17 @@ class _Worker:
             if job in self._cancelled or self._parent_gone:
                 control.cancel()
             self._cancelled = {later for later in self._cancelled if later > job}
-        rest: list[tuple[Any, ...]] = []
+        rest: tuple[tuple[Stream, bytes], ...] = ()
         try:
             try:
                 outcome = self._backend.run_here(request, control)
             finally:
-                rest = self._pump.finish()  # every chunk goes before the answer, in the same write
+                rest = self._pump.finish()  # the output not sent yet goes in the answer
         except Exception as exc:  # every error goes back by name; the parent raises its own kind
             error = (type(exc).__name__, str(exc), getattr(exc, "outcome", None))
-            self._answer(rest, ("failed", job, *error, vfs.report(), attempts.snapshot(), attempts.dropped))
+            self._answer(("failed", job, *error, vfs.report(), attempts.snapshot(), attempts.dropped, rest))
         else:
-            self._answer(rest, ("done", job, outcome, vfs.report(), attempts.snapshot(), attempts.dropped))
+            self._answer(("done", job, outcome, vfs.report(), attempts.snapshot(), attempts.dropped, rest))
         finally:
             with self._lock:
                 self._current = None
@@ -150,20 +150,20 @@ class _Worker:
         except Exception as exc:  # the next run starts its own instance
             print(f"procworker: tidying up after a run failed: {exc!r}", file=sys.stderr)
 
-    def _answer(self, output: list[tuple[Any, ...]], answer: tuple[Any, ...]) -> None:
-        """Send the job's last output and its answer; an answer that cannot be sent fails the job, not the worker.
+    def _answer(self, answer: tuple[Any, ...]) -> None:
+        """Send the job's answer (its last output in it); one that cannot be sent fails the job, not the worker.
 
-        Every frame is pickled before any is written, so a failure leaves
-        the wire in step. The failure goes without the tree's report (the
-        parent's tree stays as it was), its output as it came.
+        The answer is pickled before anything is written, so a failure
+        leaves the wire in step. The failure goes without the tree's report
+        (the parent's tree stays as it was), with the output.
         """
         try:
-            self._writer.send_all([*output, answer])
+            self._writer.send(answer)
         except OSError:
             raise  # the parent is gone
         except Exception as exc:
             reason = f"the worker could not send the run's result back: {type(exc).__name__}: {exc}"
-            self._writer.send_all([*output, ("failed", answer[1], "HostFailure", reason, None, None, (), 0)])
+            self._writer.send(("failed", answer[1], "HostFailure", reason, None, None, (), 0, answer[-1]))
 
 
 class _OutputPump:
@@ -177,8 +177,8 @@ class _OutputPump:
     while a guest runs), which sends what gathered, or goes at once at
     ``BATCH`` bytes. So output still shows as it comes (within a tick), and
     a short job's output goes with its answer: ``finish`` hands back the
-    rest for the answer's write, one wake of the parent instead of two per
-    short run. The tick is a wake the ticker thread takes anyway: a flusher
+    rest for the answer, one message and one wake of the parent instead of
+    two per short run. The tick is a wake the ticker thread takes anyway: a flusher
     thread of the pump's own woke once or twice per short run, about 25 us
     of the worker's CPU per JavaScript hello world at concurrency 2.
     """
@@ -223,10 +223,10 @@ class _OutputPump:
 
     def flush(self) -> None:
         with self._lock:  # held while sending, so batches leave in order
-            messages = self._take()
-            for message in messages:
-                self._send(message)
-            if messages:
+            chunks = self._take()
+            for stream, data in chunks:
+                self._send(("output", self._job, stream, data))
+            if chunks:
                 self._last_sent = time.monotonic()
 
     def on_tick(self) -> None:
@@ -236,8 +236,8 @@ class _OutputPump:
         except OSError:
             pass  # the parent is gone: the worker's main loop ends
 
-    def _take(self) -> list[tuple[Any, ...]]:
-        """The pending output as messages, one per run of the same stream (lock held)."""
+    def _take(self) -> tuple[tuple[Stream, bytes], ...]:
+        """The pending output, one chunk per run of the same stream (lock held)."""
         pending, self._pending, self._size = self._pending, [], 0
         merged: list[tuple[Stream, list[bytes]]] = []
         for stream, data in pending:
@@ -245,14 +245,14 @@ class _OutputPump:
                 merged[-1][1].append(data)
             else:
                 merged.append((stream, [data]))
-        return [("output", self._job, stream, b"".join(parts)) for stream, parts in merged]
+        return tuple((stream, b"".join(parts)) for stream, parts in merged)
 
-    def finish(self) -> list[tuple[Any, ...]]:
-        """The job's pending output messages, to go before its answer; later writes of it are dropped."""
+    def finish(self) -> tuple[tuple[Stream, bytes], ...]:
+        """The job's pending output, for its answer; later writes of it are dropped."""
         with self._lock:
-            messages = self._take()
+            chunks = self._take()
             self._job = 0
-        return messages
+        return chunks
 
 
 def _run_as_batch() -> None:

@@ -66,6 +66,8 @@ class _Here:
         for message in messages[:-1]:
             assert message[:2] == ("output", job), message
             output[message[2]] += message[3]
+        for stream, data in messages[-1][-1]:  # the output the answer carries comes after what was sent before
+            output[stream] += data
         return messages[-1], output[Stream.STDOUT], output[Stream.STDERR]
 
     @property

@@ -591,9 +591,8 @@ def test_a_cancel_stops_only_the_job_it_names_even_before_the_job_starts() -> No
         answer = procwire.receive(worker.stdout)
         assert answer is not None and answer[:3] == ("failed", 6, "RunCancelled"), answer
         writer.send(("run", 7, "k", Spec(lang="python", code="print(7)"), limits, b"", VFS.for_limits(limits)))
-        messages = [procwire.receive(worker.stdout), procwire.receive(worker.stdout)]
-        assert messages[0] == ("output", 7, Stream.STDOUT, b"7\n") and messages[1] is not None
-        assert messages[1][:2] == ("done", 7), messages[1]
+        answer = procwire.receive(worker.stdout)  # a short run's output comes in its answer
+        assert answer is not None and answer[:2] == ("done", 7) and answer[-1] == ((Stream.STDOUT, b"7\n"),), answer
     finally:
         worker.kill()
         os.close(cancels)
@@ -604,11 +603,11 @@ def test_an_answer_that_cannot_be_sent_fails_its_job_not_the_worker() -> None:
     its output as it came, and the parent keeps its own tree (``vfs`` None)."""
     sent = io.BytesIO()
     worker = procworker._Worker(cache_root(), procwire.Writer(sent))
-    output = [("output", 9, Stream.STDOUT, b"partial\n")]
-    worker._answer(output, ("done", 9, lambda: None, VFS.for_limits(_no_time_limit()).report(), (), 0))
+    output = ((Stream.STDOUT, b"partial\n"),)
+    worker._answer(("done", 9, lambda: None, VFS.for_limits(_no_time_limit()).report(), (), 0, output))
     sent.seek(0)
-    assert procwire.receive(sent) == output[0]
     failed = procwire.receive(sent)
-    assert failed is not None and failed[:3] == ("failed", 9, "HostFailure") and failed[4:] == (None, None, (), 0)
+    assert failed is not None and failed[:3] == ("failed", 9, "HostFailure")
+    assert failed[4:] == (None, None, (), 0, output)  # the output still comes
     assert "could not send the run's result back" in failed[3]
     assert procwire.receive(sent) is None  # nothing half-written after it
