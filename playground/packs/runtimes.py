@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="5d035f260bea8e8b329d5a5ea7e3b57e26da23ebd875f19eb047d115c79921bb",
-    size=1243592,
+    sha256="d52957be597af724fd53f784b9398f746c1d66d5e7620540b6feeb33eabe925e",
+    size=1244392,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

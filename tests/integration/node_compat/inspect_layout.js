@@ -32,6 +32,9 @@ const cases = [
   Array.from({ length: 12 }, (_, i) => -i * 1.25),
 ];
 for (const value of cases) console.log(value);
+console.log(["it's", 'say "hi"', 'both \' and "', 'all \' " `', 'tpl ${x} \' "', 'ctl \x00\x07\b\t\n\x0b\f\r\x1b\x7f', 'back\\slash']);
+console.log([() => 1, function named() {}, async function af() {}, async () => 2, function* gen() {}, async function* ag() {}, class K {}, class {}]);
+console.log({ "key'q": 1, 'k"2': 2 }, util.inspect("it's"));
 class Point { constructor(x, y) { this.x = x; this.y = y; } }
 console.log({ d: { e: { f: new Point(5, 6) } } }, [new Point(1, 2)]);
 const page = { users: [{ id: 1, name: 'Ann', roles: ['admin', 'dev'] }, { id: 2, name: 'Bo', roles: [] }], total: 2, page: { n: 1, of: 3 } };
