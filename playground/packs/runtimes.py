@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="d52957be597af724fd53f784b9398f746c1d66d5e7620540b6feeb33eabe925e",
-    size=1244392,
+    sha256="3ea6d6d70633c4102df58726923a03188267526408bcc0c9ef5c2df9171a2530",
+    size=1245053,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

@@ -440,7 +440,7 @@ static JSValue js_exit(JSContext *c, JSValueConst this_val, int argc,
 /* Our JS-side runtime: formatting, console, timers. Evaluated once at
    startup; it returns [formatError, runTimer, exitCode]. */
 static const char bootstrap_js[] =
-"(function (write, exit, argv, wait) {\n"
+"(function (write, exit, argv, wait, promiseState) {\n"
 "'use strict';\n"
 "const g = globalThis;\n"
 "const fnToString = Function.prototype.toString;\n"
@@ -530,6 +530,7 @@ static const char bootstrap_js[] =
 "function bare(v, isArr) {\n"
 "  if ((isArr || ArrayBuffer.isView(v)) && v.length) return false;\n"
 "  if ((v instanceof Map || v instanceof Set) && v.size) return false;\n"
+"  if (v instanceof Promise) return false;\n"
 "  for (const k of Reflect.ownKeys(v)) {\n"
 "    if ((isArr || ArrayBuffer.isView(v)) && typeof k === 'string' && (k === 'length' || /^(0|[1-9][0-9]*)$/.test(k))) continue;\n"
 "    const d = Object.getOwnPropertyDescriptor(v, k);\n"
@@ -564,7 +565,6 @@ static const char bootstrap_js[] =
 "  if (v instanceof Error) return indent(formatError(v));\n"
 "  if (v instanceof Date) return isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString();\n"
 "  if (v instanceof RegExp) return String(v);\n"
-"  if (v instanceof Promise) return 'Promise { <unknown> }';\n"
 "  if (v instanceof WeakMap) return 'WeakMap { <items unknown> }';\n"
 "  if (v instanceof WeakSet) return 'WeakSet { <items unknown> }';\n"
 "  if (v instanceof Number || v instanceof String || v instanceof Boolean)\n"
@@ -600,6 +600,10 @@ static const char bootstrap_js[] =
 "    } else if (v instanceof Set) {\n"
 "      prefix = 'Set(' + v.size + ') ';\n"
 "      for (const x of v) parts.push(inspect(x, depth + 1, seen, false));\n"
+"    } else if (v instanceof Promise) {\n"
+"      prefix = 'Promise ';\n"
+"      const state = promiseState(v);\n"
+"      parts.push(state[0] === 0 ? '<pending>' : (state[0] === 2 ? '<rejected> ' : '') + inspect(state[1], depth + 1, seen, false));\n"
 "    } else {\n"
 "      const proto = Object.getPrototypeOf(v);\n"
 "      if (proto === null) prefix = '[Object: null prototype] ';\n"
@@ -1829,6 +1833,26 @@ static double monotonic_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* promiseState(p): what util.inspect shows of a promise, as Node does: [0] pending, [1, value]
+   fulfilled, [2, reason] rejected (undefined for anything else). */
+static JSValue js_promise_state(JSContext *c, JSValueConst this_val, int argc,
+                                JSValueConst *argv) {
+    (void)this_val;
+    if (argc < 1 || !JS_IsPromise(argv[0]))
+        return JS_UNDEFINED;
+    JSValue out = JS_NewArray(c);
+    int state = 0;
+    switch (JS_PromiseState(c, argv[0])) {
+    case JS_PROMISE_FULFILLED: state = 1; break;
+    case JS_PROMISE_REJECTED: state = 2; break;
+    default: break;
+    }
+    JS_SetPropertyUint32(c, out, 0, JS_NewInt32(c, state));
+    if (state)
+        JS_SetPropertyUint32(c, out, 1, JS_PromiseResult(c, argv[0]));
+    return out;
+}
+
 static JSValue js_wait_until(JSContext *c, JSValueConst this_val, int argc,
                              JSValueConst *argv) {
     (void)this_val;
@@ -2460,17 +2484,18 @@ int main(int argc, char **argv) {
     }
 
     /* bootstrap: console, timers, process */
-    JSValue bargs[4];
+    JSValue bargs[5];
     bargs[0] = JS_NewCFunction(ctx, js_write, "write", 2);
     bargs[1] = JS_NewCFunction(ctx, js_exit, "exit", 1);
     bargs[3] = JS_NewCFunction(ctx, js_wait_until, "wait", 1);
+    bargs[4] = JS_NewCFunction(ctx, js_promise_state, "promiseState", 1);
     bargs[2] = JS_NewArray(ctx);
     JS_SetPropertyUint32(ctx, bargs[2], 0, JS_NewString(ctx, "qjs"));
     for (int i = first; i < argc; i++)
         JS_SetPropertyUint32(ctx, bargs[2], (uint32_t)(i - first + 1),
                              JS_NewString(ctx, argv[i]));
     JSValue fns = call_layer(bootstrap_js, sizeof bootstrap_js - 1,
-                             "<qjs-bootstrap>", 4, bargs);
+                             "<qjs-bootstrap>", 5, bargs);
     fn_format_error = JS_GetPropertyUint32(ctx, fns, 0);
     fn_run_timer = JS_GetPropertyUint32(ctx, fns, 1);
     fn_exit_code = JS_GetPropertyUint32(ctx, fns, 2);

@@ -35,6 +35,13 @@ for (const value of cases) console.log(value);
 console.log(["it's", 'say "hi"', 'both \' and "', 'all \' " `', 'tpl ${x} \' "', 'ctl \x00\x07\b\t\n\x0b\f\r\x1b\x7f', 'back\\slash']);
 console.log([() => 1, function named() {}, async function af() {}, async () => 2, function* gen() {}, async function* ag() {}, class K {}, class {}]);
 console.log({ "key'q": 1, 'k"2': 2 }, util.inspect("it's"));
+const pending = new Promise(() => {});
+const rejected = Promise.reject('no');
+rejected.catch(() => {});
+async function early() { return 1; }
+async function later() { await null; return 2; }
+console.log(Promise.resolve(5), pending, rejected, early(), later(), { p: Promise.resolve({ a: [1, 2] }) });
+console.log([Promise.resolve(Promise.resolve('nested'))], { d: { e: { f: Promise.resolve(1) } } });
 class Point { constructor(x, y) { this.x = x; this.y = y; } }
 console.log({ d: { e: { f: new Point(5, 6) } } }, [new Point(1, 2)]);
 const page = { users: [{ id: 1, name: 'Ann', roles: ['admin', 'dev'] }, { id: 2, name: 'Bo', roles: [] }], total: 2, page: { n: 1, of: 3 } };

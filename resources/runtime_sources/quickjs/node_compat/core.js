@@ -99,7 +99,9 @@ Object.assign(process, {
     { rss: () => native.memoryUsage()[2] }),
   cpuUsage: () => ({ user: Math.round(g.performance.now() * 1000), system: 0 }),
   pid: 1, ppid: 0, arch: 'wasm32', title: 'qjs', execPath: '/usr/bin/qjs', execArgv: [], release: { name: 'quickjs' },
-  versions: { quickjs: 'QuickJS-NG' }, config: {}, features: {},
+  /* The Node version whose library this layer follows (its output is held to Node 20's), as other
+     runtimes that run Node programs give theirs: a program that reads process.versions.node works. */
+  version: 'v20.0.0', versions: { node: '20.0.0', quickjs: 'QuickJS-NG' }, config: {}, features: {},
   umask: () => 0o22, getuid: () => -1, getgid: () => -1, geteuid: () => -1, getegid: () => -1, emitWarning: (w) => { process.stderr.write('(node) Warning: ' + (w && w.message ? w.message : w) + '\n'); },
 });
 /* process is an EventEmitter, as in Node (events.js's, made when a program first listens): 'exit' is emitted by
