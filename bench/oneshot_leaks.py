@@ -1,6 +1,7 @@
 """Resource use over many one-shot runs: descriptors, threads and memory must not grow (issue #18 item 3).
 
     python bench/oneshot_leaks.py [-n RUNS] [--every K] [--langs javascript python lua] [--concurrency C]
+                                  [--processes N]
 
 Runs a hello world ``RUNS`` times per language through one ``Sandbox``
 (the default path: snapshots, reused workers) and prints, every ``K``
@@ -8,7 +9,11 @@ runs, the process's open descriptors, its OS threads (``/proc/self/status``,
 wasmtime's and Python's alike), Python's threads, its resident memory
 (VmRSS) and the runs/s since the last line. A leak shows as a column that
 climbs; warm-up (compiled code, snapshot images, the worker pool's threads)
-happens before the first line. ``tests/integration/wasm/test_oneshot_leaks.py``
+happens before the first line. ``--processes N``: through the Wasm tier's N
+worker processes (``procpool``; with ``--concurrency`` 2 or more the runs go
+to them): the columns are still this process's (its pipes to the workers,
+the watches its event loop keeps on them), and a last line gives each
+worker's resident memory. ``tests/integration/wasm/test_oneshot_leaks.py``
 is the short version that fails on growth.
 """
 
@@ -53,6 +58,11 @@ async def track(sb: Sandbox, lang: str, runs: int, every: int, concurrency: int)
     # one's thread is idle again, and keeps it (at most ``MAX_IDLE``): runs that overlap make it before the first
     # line, which otherwise showed it as one thread of growth appearing within the first thousand runs.
     await asyncio.gather(*(sb.run(spec) for _ in range(concurrency + 1)))
+    backend = sb.backends["wasm"]
+    pool = backend._pool if isinstance(backend, WasmBackend) else None
+    deadline = time.perf_counter() + 60
+    while pool is not None and (pool.ready() < pool.size or pool.loads_pending()) and time.perf_counter() < deadline:
+        await asyncio.sleep(0.05)  # the workers have started and loaded this start (no poller thread after)
     first = usage()
     print(f"{lang}: {runs} runs, concurrency {concurrency}")
     print(f"  {'runs':>6} {'fds':>5} {'threads(os)':>11} {'threads(py)':>11} {'RSS MiB':>8} {'runs/s':>7}")
@@ -84,10 +94,22 @@ async def track(sb: Sandbox, lang: str, runs: int, every: int, concurrency: int)
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    backend = WasmBackend(packs=ALL_PACKS)
+    backend = WasmBackend(packs=ALL_PACKS, processes=args.processes)
+    if backend._pool is not None:
+        backend._pool.warm()  # as the first runs that overlap would
     with Sandbox(backends=[backend], packs=ALL_PACKS, default_limits=Limits(wall_time=30.0)) as sb:
         for lang in args.langs:
             await track(sb, lang, args.runs, args.every, args.concurrency)
+        if backend._pool is not None:
+            print(f"  worker processes: {backend._pool.dispatched} runs handed over; resident memory "
+                  + ", ".join(f"{_rss_mib(pid):.1f} MiB" for pid in backend._pool.pids()))
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def main() -> None:
@@ -96,6 +118,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--langs", nargs="+", default=["javascript", "python"], choices=HELLO)
+    parser.add_argument("--processes", type=int, default=0, help="Wasm worker processes (0: none)")
     asyncio.run(main_async(parser.parse_args()))
 
 

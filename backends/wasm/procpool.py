@@ -342,7 +342,8 @@ class ProcessPool:
                 return
             if proc.loop is loop:
                 if proc.watched:
-                    return  # a job of this loop's is in flight again: its end lingers anew
+                    proc.unwatch = None  # a job of this loop's is in flight again: its end lingers anew
+                    return
                 proc.loop = None
                 proc.unwatch = None
         loop.remove_reader(proc.out)

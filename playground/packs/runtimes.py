@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="3ea6d6d70633c4102df58726923a03188267526408bcc0c9ef5c2df9171a2530",
-    size=1245053,
+    sha256="4b75826621edefc02c01585fa9a5a8dd54ac8346a0bde501f00df7fe21e6b170",
+    size=1245261,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

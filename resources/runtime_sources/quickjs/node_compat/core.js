@@ -144,7 +144,11 @@ function readable(stream, read, size) {
     if (started) return;
     started = true;
     g.setImmediate(() => {
-      try { take(); } catch (e) { if (stream.listenerCount('error')) { stream.emit('error', e); return; } throw e; }
+      try { take(); } catch (e) {
+        if (stream.errored) return;  /* told already (a file stream that could not be opened) */
+        if (stream.listenerCount('error')) { stream.emit('error', e); return; }
+        throw e;
+      }
       if (flowing) flow();
       else { stream.emit('readable'); if (!chunks.length) finish(); }
     });

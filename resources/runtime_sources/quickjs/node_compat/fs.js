@@ -95,7 +95,14 @@ function createReadStream(path, options) {
   if (o.encoding) stream.setEncoding(o.encoding);
   stream[FILE] = read;
   later(() => {  /* as Node opens the file at once: a missing one is an error even with nobody reading */
-    try { fs.statSync(path); } catch (e) { stream.destroy(); if (stream.listenerCount('error')) { stream.emit('error', e); return; } throw e; }
+    try { fs.statSync(path); } catch (e) {
+      stream.errored = e;
+      stream.destroyed = true;
+      if (!stream.listenerCount('error')) throw e;
+      stream.emit('error', e);
+      stream.emit('close');
+      return;
+    }
     stream.pending = false;
     stream.emit('open', 3);
     stream.emit('ready');
@@ -171,7 +178,7 @@ function lineReader(input) {
 }
 
 /* ---- the callback API: the synchronous call, its result given to the callback on a later turn ---- */
-function withCallback(name, call) {
+function withCallback(call) {
   return function (...args) {
     const done = args.pop();
     if (typeof done !== 'function') throw typeError('The "cb" argument must be of type function. Received ' + describe(done), 'ERR_INVALID_ARG_TYPE');
@@ -185,7 +192,7 @@ const sync = { accessSync, realpathSync, mkdtempSync, truncateSync, chmodSync: t
 const callbacks = {};
 for (const name of ['readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'rm', 'unlink', 'rename', 'copyFile', 'stat',
   'lstat', 'symlink', 'readlink', 'access', 'realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes', 'open', 'close', 'fstat'])
-  callbacks[name] = withCallback(name, (...args) => (sync[name + 'Sync'] || fs[name + 'Sync'])(...args));
+  callbacks[name] = withCallback((...args) => (sync[name + 'Sync'] || fs[name + 'Sync'])(...args));
 callbacks.exists = (path, done) => { const there = fs.existsSync(path); later(done, there); };
 const promised = {};
 for (const name of ['realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes'])
