@@ -306,13 +306,16 @@ class WasmBackend:
             FSQuotaExceeded: a limit tripped (the core adds the partial result).
             InvalidSpec: a ``wasm``-pack module that is not valid.
         """
-        self._check_runnable(request.pack)
+        if self._state is _State.CLOSED:
+            raise BackendUnavailable("wasm backend is closed")
         limits = request.limits
         pool = self._pool
         self._in_flight += 1
         try:
             # A run alone runs here (no hand-over to pay); one that overlaps another goes to an idle worker
             # (the first overlap starts the workers: a caller that never overlaps runs never pays for them).
+            # Only a run here looks for the runtime's files again (the core's routing just did): a worker
+            # takes only runs of a start it has loaded, so it holds that runtime already.
             worker = None
             if pool is not None:
                 start = self.start_of(request)
@@ -324,6 +327,7 @@ class WasmBackend:
                     return await pool.run(worker, request, _as_async)
                 except procpool.NotSent as exc:
                     log.warning("a run stays in this process: %s", exc)
+            self._check_runnable(request.pack)
             memory = limits.memory_cap
             control = RunControl(wall_limit=limits.wall_time_cap, cpu_limit=limits.cpu_time_cap)
             name = f"wasm-run-{next(_run_ids)}"

@@ -155,6 +155,8 @@ class _Process:
     #: The loop that watches ``out`` for the next job, and its timer that lets go (``ProcessPool._linger``).
     loop: asyncio.AbstractEventLoop | None = None
     unwatch: asyncio.TimerHandle | None = None
+    #: When (``loop.time()``) the last job that ``loop`` watched ended.
+    job_end: float = 0.0
     ready: bool = False
     busy: bool = False
     dead: bool = False
@@ -317,10 +319,7 @@ class ProcessPool:
         last job there, else a new one (``add_reader``, and its removal, cost about 30 us of this process's
         CPU per JavaScript hello world at concurrency 2, a fifth of the hand-over)."""
         if proc.loop is loop:
-            if proc.unwatch is not None:
-                proc.unwatch.cancel()  # this loop's own timer, on its own thread
-                proc.unwatch = None
-            return
+            return  # its timer, if set, finds this job and waits (``_linger_over``)
         old = proc.loop
         if old is not None:  # another loop kept a watch: it lets go on its own thread
             self._let_go_later(proc, old)
@@ -331,9 +330,26 @@ class ProcessPool:
             proc.unwatch = None
 
     def _linger(self, proc: _Process, loop: asyncio.AbstractEventLoop) -> None:
-        """After a job (on ``loop``'s thread): keep the watch for the loop's next job, for ``_LINGER``."""
+        """After a job (on ``loop``'s thread): keep the watch for the loop's next job, for ``_LINGER``.
+
+        One timer per watch, not per job: a timer set and cancelled for
+        every job cost the loop a handle, a heap push and the sweep of the
+        cancelled ones; the timer instead checks, when it fires, whether a
+        job ran since (``_linger_over``).
+        """
+        proc.job_end = loop.time()
         if proc.loop is loop and loop in proc.holders and proc.unwatch is None:
-            proc.unwatch = loop.call_later(_LINGER, self._let_go, proc, loop)
+            proc.unwatch = loop.call_later(_LINGER, self._linger_over, proc, loop)
+
+    def _linger_over(self, proc: _Process, loop: asyncio.AbstractEventLoop) -> None:
+        """``loop``'s timer (on its thread): let go, unless a job of this loop's ended less than ``_LINGER``
+        ago (then wait out the rest); a job in flight sets the timer anew at its end (``_let_go``)."""
+        rest = proc.job_end + _LINGER - loop.time()
+        with self._lock:
+            if rest > 0 and proc.loop is loop and not proc.watched and not proc.dead:
+                proc.unwatch = loop.call_later(rest, self._linger_over, proc, loop)
+                return
+        self._let_go(proc, loop)
 
     def _let_go(self, proc: _Process, loop: asyncio.AbstractEventLoop) -> None:
         """On ``loop``'s thread: stop watching ``proc``'s pipe; close it when no loop watches and it died."""

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -368,6 +368,43 @@ async def test_a_loop_keeps_watching_a_workers_pipe_only_between_its_own_runs(
     await asyncio.sleep(procpool._LINGER * 3)
     assert all(not p.holders and p.loop is None for p in pool._procs)
     assert all(not loop.remove_reader(p.out) for p in watching)  # nothing left in the selector
+
+
+async def test_a_watch_outlasts_its_timer_while_jobs_keep_coming_and_goes_after_the_last(
+    pooled: tuple[Sandbox, ProcessPool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Jobs a quarter of ``_LINGER`` apart, for several ``_LINGER`` periods, keep the one watch (its timer,
+    firing meanwhile, waits out the rest instead of letting go: no ``add_reader`` again), and it goes
+    ``_LINGER`` after the last."""
+    sb, pool = pooled
+    loop = asyncio.get_running_loop()
+    added: list[int] = []
+    add_reader = loop.add_reader
+
+    def counted(fd: int, *args: Any) -> None:
+        added.append(fd)
+        add_reader(fd, *args)
+
+    slow = asyncio.create_task(sb.run(SLOW))  # keeps one run in flight, so every run below overlaps it
+    await asyncio.sleep(0.2)
+    before = pool.dispatched
+    try:
+        assert (await sb.run(Spec(lang="python", code="print(1)"))).stdout == b"1\n"
+        watching = [p for p in pool._procs if loop in p.holders]
+        assert watching
+        monkeypatch.setattr(loop, "add_reader", counted)
+        until = time.monotonic() + procpool._LINGER * 4
+        while time.monotonic() < until:
+            assert (await sb.run(Spec(lang="python", code="print(2)"))).stdout == b"2\n"
+            assert all(loop in p.holders for p in watching)
+            await asyncio.sleep(procpool._LINGER / 4)  # idle when the timer fires, but for less than _LINGER
+    finally:
+        slow.cancel()
+        await asyncio.gather(slow, return_exceptions=True)
+    assert pool.dispatched > before
+    assert not [fd for fd in added if fd in {p.out for p in watching}], "a watch was let go and taken again"
+    await asyncio.sleep(procpool._LINGER * 3)
+    assert all(not p.holders and p.loop is None for p in pool._procs)
 
 
 async def test_runs_from_two_event_loops_share_the_workers(pooled: tuple[Sandbox, ProcessPool]) -> None:
