@@ -10,8 +10,8 @@ from playground.packs.scientific import SCIENTIFIC_CPYTHON, SCIENTIFIC_STDLIB
 
 QUICKJS = Artifact(
     name="qjs.wasm",
-    sha256="4b75826621edefc02c01585fa9a5a8dd54ac8346a0bde501f00df7fe21e6b170",
-    size=1245261,
+    sha256="91a38a6c4496f025999973dbcf36e33153aa34d0f6359581e575f928ce80e1d3",
+    size=1245069,
     source="built from PyPI quickjs-ng==0.17.0.2 with our driver (packaging/runtimes)",
 )
 

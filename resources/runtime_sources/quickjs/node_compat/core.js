@@ -23,13 +23,20 @@
 (function (native, modules, inspect, format, sources) {
 'use strict';
 const g = globalThis;
-const define = (o, name, value) => Object.defineProperty(o, name, { value, writable: true, configurable: true, enumerable: false });
-const lazy = (o, name, make) => Object.defineProperty(o, name, {
-  configurable: true, enumerable: false,
-  get() { const v = make(); define(o, name, v); return v; },
-  set(v) { define(o, name, v); },
+const define = (o, name, value, enumerable = false) => Object.defineProperty(o, name, { value, writable: true, configurable: true, enumerable });
+/* ``o[name]`` made by ``make`` on first use; ``enumerable`` for a name that must show among o's keys (fs's, which
+   import { readFile } from 'fs' looks for). */
+const lazy = (o, name, make, enumerable = false) => Object.defineProperty(o, name, {
+  configurable: true, enumerable,
+  get() { const v = make(); define(o, name, v, enumerable); return v; },
+  set(v) { define(o, name, v, enumerable); },
 });
 function typeError(message, code) { const e = new TypeError(message); e.code = code; return e; }
+/* A stream's failure, as Node reports it: an 'error' event when someone listens, else thrown (uncaught). */
+function emitError(emitter, e) {
+  if (!emitter.listenerCount('error')) throw e;
+  emitter.emit('error', e);
+}
 const describe = (v) => v === null ? 'null' : typeof v === 'object' ? 'an instance of ' + ((v.constructor && v.constructor.name) || 'Object') : 'type ' + typeof v + ' (' + inspect(v, 0, [], false) + ')';
 function str(v, name) {
   if (typeof v !== 'string') throw typeError('The "' + name + '" argument must be of type string. Received ' + describe(v), 'ERR_INVALID_ARG_TYPE');
@@ -55,7 +62,7 @@ function part(file) {
   if (!loaded.has(file)) loaded.set(file, native.compile(sources[file], '<node:' + file + '>')(x));
   return loaded.get(file);
 }
-const x = { g, define, lazy, typeError, str, describe, inspect, inspectWith, format, show, CUSTOM, HEX, native, load: part };
+const x = { g, define, lazy, typeError, emitError, str, describe, inspect, inspectWith, format, show, CUSTOM, HEX, native, load: part };
 const P = () => part('path').path;
 /* A module of ours under its name and 'node:' + its name: ``make`` runs on first require (or import). */
 function provide(name, make) {
@@ -145,9 +152,8 @@ function readable(stream, read, size) {
     started = true;
     g.setImmediate(() => {
       try { take(); } catch (e) {
-        if (stream.errored) return;  /* told already (a file stream that could not be opened) */
-        if (stream.listenerCount('error')) { stream.emit('error', e); return; }
-        throw e;
+        if (!stream.errored) emitError(stream, e);  /* errored: told already (a file stream that could not be opened) */
+        return;
       }
       if (flowing) flow();
       else { stream.emit('readable'); if (!chunks.length) finish(); }
@@ -183,18 +189,17 @@ function makeStdin() {
 lazy(process, 'stdin', makeStdin);
 
 /* ---- fs: the callback API, streams and the rest (node_compat/fs.js, made on first use); readline over a file
-   stream. Shown among fs's names (enumerable), so that import { readFile } from 'fs' finds them. ---- */
-const shown = (o, name, make) => Object.defineProperty(o, name, {
-  configurable: true, enumerable: true,
-  get() { const v = make(); Object.defineProperty(o, name, { value: v, writable: true, configurable: true, enumerable: true }); return v; },
-  set(v) { Object.defineProperty(o, name, { value: v, writable: true, configurable: true, enumerable: true }); },
-});
-for (const name of ['accessSync', 'realpathSync', 'mkdtempSync', 'truncateSync', 'chmodSync', 'chownSync', 'utimesSync', 'openSync',
-  'readSync', 'writeSync', 'closeSync', 'fstatSync', 'readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'rm', 'unlink',
-  'rename', 'copyFile', 'stat', 'lstat', 'symlink', 'readlink', 'access', 'realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes',
-  'open', 'close', 'fstat', 'exists', 'createReadStream', 'createWriteStream', 'constants'])
-  shown(g.fs, name, () => part('fs').fs[name]);
-for (const name of ['realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes']) shown(g.fs.promises, name, () => part('fs').promises[name]);
+   stream. Shown among fs's names (enumerable), so that import { readFile } from 'fs' finds them. fs.js makes
+   the callback and promise forms of the names listed here (``x.fsNames``). ---- */
+x.fsNames = {
+  callbacks: ['readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'rm', 'unlink', 'rename', 'copyFile', 'stat', 'lstat',
+    'symlink', 'readlink', 'access', 'realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes', 'open', 'close', 'fstat'],
+  promises: ['realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes'],
+  own: ['accessSync', 'realpathSync', 'mkdtempSync', 'truncateSync', 'chmodSync', 'chownSync', 'utimesSync', 'openSync', 'readSync',
+    'writeSync', 'closeSync', 'fstatSync', 'exists', 'createReadStream', 'createWriteStream', 'constants'],
+};
+for (const name of [...x.fsNames.own, ...x.fsNames.callbacks]) lazy(g.fs, name, () => part('fs').fs[name], true);
+for (const name of x.fsNames.promises) lazy(g.fs.promises, name, () => part('fs').promises[name], true);
 /* fs.readFileSync without an encoding gives a Buffer, as Node's does (the node layer's gives a Uint8Array of the
    bytes): readFileSync(0).toString() must be the text, not the bytes' numbers joined by commas. */
 const readBytes = g.fs.readFileSync;

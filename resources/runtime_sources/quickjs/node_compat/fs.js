@@ -5,7 +5,7 @@
    layer's calls, so the sandbox's tree, quota and refusals hold as for them. */
 (function (x) {
 'use strict';
-const { g, typeError, describe, readable, load } = x;
+const { g, typeError, emitError, describe, readable, load, fsNames } = x;
 const fs = g.fs;
 const EventEmitter = () => load('events').events;
 const later = (fn, ...args) => g.setImmediate(() => fn(...args));
@@ -98,8 +98,7 @@ function createReadStream(path, options) {
     try { fs.statSync(path); } catch (e) {
       stream.errored = e;
       stream.destroyed = true;
-      if (!stream.listenerCount('error')) throw e;
-      stream.emit('error', e);
+      emitError(stream, e);
       stream.emit('close');
       return;
     }
@@ -115,7 +114,7 @@ function createWriteStream(path, options) {
   Object.assign(stream, { path, bytesWritten: 0, pending: false, writable: true, writableEnded: false, writableFinished: false });
   let failed = null, ended = false;
   try { if (!String(o.flags || 'w').startsWith('a')) fs.writeFileSync(path, ''); else fs.appendFileSync(path, ''); } catch (e) { failed = e; }
-  const fail = (e) => { if (stream.listenerCount('error')) stream.emit('error', e); else throw e; };
+  const fail = (e) => emitError(stream, e);
   later(() => { if (failed) fail(failed); else { stream.emit('open', 3); stream.emit('ready'); } });
   stream.write = (chunk, encoding, done) => {
     if (typeof encoding === 'function') { done = encoding; encoding = undefined; }
@@ -161,7 +160,7 @@ function lineReader(input) {
   };
   const close = () => { if (!closed) { closed = true; rl.emit('close'); } };
   const pump = () => {
-    try { load(); } catch (e) { close(); if (input.listenerCount('error')) { input.emit('error', e); return; } throw e; }
+    try { load(); } catch (e) { close(); emitError(input, e); return; }
     while (at < lines.length && !closed) rl.emit('line', lines[at++]);
     close();
   };
@@ -190,12 +189,11 @@ function withCallback(call) {
 const sync = { accessSync, realpathSync, mkdtempSync, truncateSync, chmodSync: touchSync, chownSync: touchSync, utimesSync: touchSync,
   openSync, readSync, writeSync, closeSync, fstatSync };
 const callbacks = {};
-for (const name of ['readFile', 'writeFile', 'appendFile', 'readdir', 'mkdir', 'rmdir', 'rm', 'unlink', 'rename', 'copyFile', 'stat',
-  'lstat', 'symlink', 'readlink', 'access', 'realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes', 'open', 'close', 'fstat'])
+for (const name of fsNames.callbacks)
   callbacks[name] = withCallback((...args) => (sync[name + 'Sync'] || fs[name + 'Sync'])(...args));
 callbacks.exists = (path, done) => { const there = fs.existsSync(path); later(done, there); };
 const promised = {};
-for (const name of ['realpath', 'mkdtemp', 'truncate', 'chmod', 'chown', 'utimes'])
+for (const name of fsNames.promises)
   promised[name] = async (...args) => sync[name + 'Sync'](...args);
 return { fs: { ...sync, ...callbacks, createReadStream, createWriteStream, constants }, promises: promised, lineReader };
 })
