@@ -439,7 +439,7 @@ class ProcessPool:
         assert proc.stdin is not None and proc.stdout is not None
         out = proc.stdout.fileno()
         os.set_blocking(out, False)
-        return _Process(proc=proc, writer=procwire.Writer(proc.stdin), out=out, cancels=cancel_write)
+        return _Process(proc=proc, writer=procwire.Writer(proc.stdin.fileno()), out=out, cancels=cancel_write)
 
     def _watch_owed(self) -> None:
         """Start the poller thread unless it runs (lock held): a worker owes a message (ready, loaded)."""

@@ -39,6 +39,7 @@ import copyreg
 import dataclasses
 import io
 import operator
+import os
 import pickle
 import struct
 import threading
@@ -109,25 +110,28 @@ def dumps(message: tuple[Any, ...]) -> bytes:
 
 
 class Writer:
-    """Frames written whole by any thread."""
+    """Frames written whole by any thread, straight to a pipe's descriptor.
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
+    ``os.write`` on the descriptor, not a buffered file's ``write`` and
+    ``flush``: one call less, and no copy into a buffer, for each of the
+    parent's hand-overs. A blocking pipe takes a write whole unless a
+    signal cuts it short; the rest is written after it.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
         self._lock = threading.Lock()
 
     def send(self, message: tuple[Any, ...]) -> None:
         """Write one message (raises OSError when the other end is gone)."""
-        self.send_all([message])
-
-    def send_all(self, messages: list[tuple[Any, ...]]) -> None:
-        """Write ``messages`` in order, in one write: the reader wakes once for all of them."""
-        frames: list[bytes] = []
-        for message in messages:
-            data = dumps(message)
-            frames += (_LENGTH.pack(len(data)), data)
+        data = dumps(message)
+        frames = _LENGTH.pack(len(data)) + data
         with self._lock:
-            self._stream.write(b"".join(frames))
-            self._stream.flush()
+            written = os.write(self._fd, frames)
+            if written < len(frames):
+                view = memoryview(frames)
+                while written < len(frames):
+                    written += os.write(self._fd, view[written:])
 
 
 def receive(stream: IO[bytes]) -> tuple[Any, ...] | None:
@@ -148,7 +152,7 @@ def receive(stream: IO[bytes]) -> tuple[Any, ...] | None:
     return _message(body)
 
 
-def _message(body: bytes) -> tuple[Any, ...]:
+def _message(body: bytes | memoryview) -> tuple[Any, ...]:
     message = pickle.loads(body)
     if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
         raise OSError("not a message")
@@ -172,6 +176,10 @@ class FrameReader:
             OSError: a frame too large, or one that is not a message.
         """
         buffer = self._buffer
+        if not buffer and len(data) >= _LENGTH.size:  # most reads: whole frames, nothing left over
+            (size,) = _LENGTH.unpack_from(data)
+            if len(data) == _LENGTH.size + size and size <= MAX_FRAME:
+                return [_message(memoryview(data)[_LENGTH.size :])]
         buffer += data
         messages: list[tuple[Any, ...]] = []
         at = 0

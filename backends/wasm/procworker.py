@@ -278,7 +278,7 @@ def _run_as_batch() -> None:
 def main(argv: list[str]) -> int:
     _run_as_batch()  # first: the threads started below inherit it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal is the parent's to handle
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    out = os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt the wire
     writer = procwire.Writer(out)
     worker = _Worker(Path(argv[1]), writer)

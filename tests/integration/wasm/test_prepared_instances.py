@@ -13,8 +13,8 @@ language, cancelled before it started) gets a fresh one, as before.
 
 from __future__ import annotations
 
-import io
 import itertools
+import tempfile
 import time
 from typing import Any
 
@@ -41,8 +41,8 @@ class _Here:
     """A worker process's code in this process: its messages go to a buffer that ``run`` reads back."""
 
     def __init__(self) -> None:
-        self.sent = io.BytesIO()
-        self.worker = procworker._Worker(cache_root(), procwire.Writer(self.sent))
+        self.sent = tempfile.TemporaryFile()  # noqa: SIM115 (the module's worker writes here; ``run`` reads it back)
+        self.worker = procworker._Worker(cache_root(), procwire.Writer(self.sent.fileno()))
         self.backend: WasmBackend = self.worker._backend
         self.jobs = itertools.count(1)
 

@@ -11,12 +11,12 @@ worker that dies fails only its run and is replaced; closing kills them.
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 import pickle
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable
@@ -195,13 +195,14 @@ async def test_an_empty_tree_goes_to_a_worker_as_a_marker_and_the_run_is_the_sam
     makes its own; the result is the same run's either way: its output, what it left in /out, its usage."""
     sb, pool = pooled
     sent: list[object] = []
-    send_all = procwire.Writer.send_all
+    send = procwire.Writer.send
 
-    def spy(writer: procwire.Writer, messages: list[tuple[object, ...]]) -> None:
-        sent.extend(m[-1] for m in messages if m[0] == "run")
-        send_all(writer, messages)
+    def spy(writer: procwire.Writer, message: tuple[Any, ...]) -> None:
+        if message[0] == "run":
+            sent.append(message[-1])
+        send(writer, message)
 
-    monkeypatch.setattr(procwire.Writer, "send_all", spy)
+    monkeypatch.setattr(procwire.Writer, "send", spy)
     listing = "import os\nprint(sorted(os.listdir('/')), os.listdir('/in'), os.listdir('/tmp'), os.listdir('/out'))\n"
     cases = [  # (spec, what its tree goes as)
         (Spec(lang="python", code=listing + "open('/out/made.txt', 'w').write('out')"), "empty"),
@@ -587,7 +588,7 @@ def _no_time_limit() -> ResolvedLimits:
 def _send_forever(worker: subprocess.Popen[bytes], job: int) -> None:
     """Send a run with no time limit that prints ``up`` and spins; wait for its ``up``."""
     assert worker.stdin is not None and worker.stdout is not None
-    writer = procwire.Writer(worker.stdin)
+    writer = procwire.Writer(worker.stdin.fileno())
     limits = _no_time_limit()
     writer.send(("pack", "k", python.PACK))
     forever = Spec(lang="python", code="print('up', flush=True)\nwhile True: pass")
@@ -622,7 +623,7 @@ def test_a_cancel_stops_only_the_job_it_names_even_before_the_job_starts() -> No
         os.write(cancels, procwire.CANCEL.pack(6))  # before job 6 is sent
         time.sleep(0.2)  # the cancel thread has it before the run is read
         assert worker.stdin is not None
-        writer = procwire.Writer(worker.stdin)
+        writer = procwire.Writer(worker.stdin.fileno())
         limits = _no_time_limit()
         writer.send(("run", 6, "k", Spec(lang="python", code="while True: pass"), limits, b"", VFS.for_limits(limits)))
         answer = procwire.receive(worker.stdout)
@@ -638,13 +639,13 @@ def test_a_cancel_stops_only_the_job_it_names_even_before_the_job_starts() -> No
 def test_an_answer_that_cannot_be_sent_fails_its_job_not_the_worker() -> None:
     """Whatever a run's answer holds, the worker stays in step and alive: the job fails with HostFailure,
     its output as it came, and the parent keeps its own tree (``vfs`` None)."""
-    sent = io.BytesIO()
-    worker = procworker._Worker(cache_root(), procwire.Writer(sent))
-    output = ((Stream.STDOUT, b"partial\n"),)
-    worker._answer(("done", 9, lambda: None, VFS.for_limits(_no_time_limit()).report(), (), 0, output))
-    sent.seek(0)
-    failed = procwire.receive(sent)
-    assert failed is not None and failed[:3] == ("failed", 9, "HostFailure")
-    assert failed[4:] == (None, None, (), 0, output)  # the output still comes
-    assert "could not send the run's result back" in failed[3]
-    assert procwire.receive(sent) is None  # nothing half-written after it
+    with tempfile.TemporaryFile() as sent:
+        worker = procworker._Worker(cache_root(), procwire.Writer(sent.fileno()))
+        output = ((Stream.STDOUT, b"partial\n"),)
+        worker._answer(("done", 9, lambda: None, VFS.for_limits(_no_time_limit()).report(), (), 0, output))
+        sent.seek(0)
+        failed = procwire.receive(sent)
+        assert failed is not None and failed[:3] == ("failed", 9, "HostFailure")
+        assert failed[4:] == (None, None, (), 0, output)  # the output still comes
+        assert "could not send the run's result back" in failed[3]
+        assert procwire.receive(sent) is None  # nothing half-written after it
