@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
-from backends.wasm import INSTALL_HINT, ArtifactMismatch, WasmBackend
+from backends.wasm import INSTALL_HINT, ArtifactMismatch, WasmBackend, artifacts
 from playground.core import BackendUnavailable, Limits, Sandbox, Spec
 
 from .conftest import install_artifact, runtime_pack
@@ -124,3 +125,24 @@ async def test_closed_backend_refuses_and_close_is_idempotent(cache_dir: Path, p
     assert backend.unavailable_reason(WASM_PACK) == "wasm backend is closed"
     with Sandbox(backends=[backend], packs=[WASM_PACK]) as sb, pytest.raises(BackendUnavailable):
         await sb.run(Spec(lang="wasm", code=probe_wasm))
+
+
+async def test_a_runtime_installed_shows_at_once_and_one_removed_within_present_for(
+    cache_dir: Path, probe_wasm: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Routing asks ``missing_reason`` before every run: a miss is never remembered (an install shows at the
+    next call), a hit is for ``PRESENT_FOR``; a run that meets a file removed meanwhile fails as not installed."""
+    monkeypatch.setattr(artifacts, "PRESENT_FOR", 0.3)
+    artifact = install_artifact(cache_dir / "elsewhere", "probe.wasm", probe_wasm)
+    backend = WasmBackend(cache_dir=cache_dir)
+    pack = runtime_pack(artifact, args=("hello",))
+    assert backend.unavailable_reason(pack) == f"runtime probe is not installed; {INSTALL_HINT}"
+    install_artifact(cache_dir, "probe.wasm", probe_wasm)
+    assert backend.unavailable_reason(pack) is None
+    with Sandbox(backends=[backend], packs=[pack]) as sb:
+        assert (await sb.run(Spec(lang="probe", code=""))).stdout == b"hello world\n"
+        (cache_dir / "artifacts" / artifact.sha256 / "probe.wasm").unlink()
+        with pytest.raises(BackendUnavailable, match="not installed"):
+            await sb.run(Spec(lang="probe", code=""))  # still taken as there: the run's own look finds it gone
+        time.sleep(0.3)
+        assert backend.unavailable_reason(pack) == f"runtime probe is not installed; {INSTALL_HINT}"
