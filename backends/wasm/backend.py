@@ -269,7 +269,7 @@ class WasmBackend:
     # -- Backend protocol --------------------------------------------------------------------
 
     def unavailable_reason(self, pack: Pack) -> str | None:
-        """None when ``pack`` can run now. Cheap: a stat per artifact, no hashing."""
+        """None when ``pack`` can run now. Cheap: at most a stat per artifact (``missing_reason``), no hashing."""
         if self._state is _State.CLOSED:
             return "wasm backend is closed"
         spec = pack.wasm
