@@ -33,6 +33,7 @@ def run_gui(
     from playground.app.controller import Controller
     from playground.app.excepthook import install_excepthook
     from playground.app.gc_guard import GuiThreadCollector
+    from playground.app.gil_share import favour_gui_thread
     from playground.app.main_window import MainWindow
     from playground.app.recovery import RecoveryStore
     from playground.app.resources import resource_path
@@ -58,6 +59,7 @@ def run_gui(
 
     async def main() -> None:
         collector.start()
+        restore_interval = favour_gui_thread()
         closed = asyncio.Event()
         window = MainWindow()
         restore_hook = install_excepthook(window.show_message)
@@ -73,6 +75,7 @@ def run_gui(
         finally:
             await controller.shutdown()
             restore_hook()
+            restore_interval()
             collector.stop()
         if controller.abandoned_work:
             _exit_now()

@@ -25,6 +25,7 @@ from pytestqt.qtbot import QtBot
 
 from playground.app.controller import Controller
 from playground.app.gc_guard import GuiThreadCollector
+from playground.app.gil_share import favour_gui_thread
 from playground.app.main_window import MainWindow
 from playground.app.qt_env import prepare_qt_env
 from playground.app.recovery import RecoveryStore
@@ -39,12 +40,15 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 
 @pytest.fixture(autouse=True)
 def gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
-    """As in the app: no garbage collection on worker threads (see playground/app/gc_guard.py)."""
+    """As in the app: no garbage collection on worker threads (see playground/app/gc_guard.py), and the
+    interpreter lock handed over every millisecond (playground/app/gil_share.py)."""
     collector = GuiThreadCollector()
     collector.start()
+    restore_interval = favour_gui_thread()
     try:
         yield
     finally:
+        restore_interval()
         collector.stop()
 
 

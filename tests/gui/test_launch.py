@@ -10,6 +10,7 @@ from pathlib import Path
 
 SCRIPT = textwrap.dedent(
     """
+    import sys
     import time
     from PySide6.QtCore import QTimer
     from playground.app import main_window
@@ -21,6 +22,7 @@ SCRIPT = textwrap.dedent(
         shown(self)
 
         def go():
+            print(f"interval while open={sys.getswitchinterval()}")
             self.language.setCurrentIndex(self.language.findData("javascript"))
             self.set_code("for (;;) {}")
             self.run_action.trigger()
@@ -31,6 +33,7 @@ SCRIPT = textwrap.dedent(
     main_window.MainWindow.show = show
     started = time.monotonic()
     code = main(["gui"])
+    print(f"interval after={sys.getswitchinterval()}")
     print(f"exit={code} seconds={time.monotonic() - started:.1f}")
     """
 )
@@ -43,6 +46,8 @@ def test_gui_command_opens_runs_and_closes_cleanly_mid_run(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "exit=0" in done.stdout, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+    # the interpreter lock changes hands every millisecond while the window is open (gil_share), then as before
+    assert "interval while open=0.001\n" in done.stdout and "interval after=0.005\n" in done.stdout, done.stdout
     seconds = float(done.stdout.split("seconds=")[1])
     assert seconds < 10
     saved = (tmp_path / "SandboxPlayground" / "playground.conf").read_text()
