@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,13 +49,7 @@ def spec(lang: str, rounds: int) -> Spec:
 
 async def per_run(sb: Sandbox, s: Spec, runs: int = 20) -> float:
     """Median seconds of one run alone."""
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        result = await sb.run(s)
-        assert result.exit_code == 0, result.stderr
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return statistics.median([(await oneshot_speed.timed_run(sb, s))[0] for _ in range(runs)])
 
 
 async def calibrate(sb: Sandbox, lang: str, ms: float) -> int:

@@ -40,14 +40,23 @@ HELLO = {
 }
 
 
-def usage() -> tuple[int, int, int, float]:
-    """(open fds, OS threads, Python threads, RSS MiB) of this process."""
+def _status(pid: int | str = "self") -> dict[str, str]:
+    """The fields of ``/proc/PID/status``."""
     fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
         fields[key] = value.strip()
-    rss_kib = int(fields["VmRSS"].split()[0])
-    return len(os.listdir("/proc/self/fd")), int(fields["Threads"]), threading.active_count(), rss_kib / 1024
+    return fields
+
+
+def _rss_mib(fields: dict[str, str]) -> float:
+    return int(fields["VmRSS"].split()[0]) / 1024
+
+
+def usage() -> tuple[int, int, int, float]:
+    """(open fds, OS threads, Python threads, RSS MiB) of this process."""
+    fields = _status()
+    return len(os.listdir("/proc/self/fd")), int(fields["Threads"]), threading.active_count(), _rss_mib(fields)
 
 
 async def track(sb: Sandbox, lang: str, runs: int, every: int, concurrency: int) -> None:
@@ -102,14 +111,7 @@ async def main_async(args: argparse.Namespace) -> None:
             await track(sb, lang, args.runs, args.every, args.concurrency)
         if backend._pool is not None:
             print(f"  worker processes: {backend._pool.dispatched} runs handed over; resident memory "
-                  + ", ".join(f"{_rss_mib(pid):.1f} MiB" for pid in backend._pool.pids()))
-
-
-def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+                  + ", ".join(f"{_rss_mib(_status(pid)):.1f} MiB" for pid in backend._pool.pids()))
 
 
 def main() -> None:
